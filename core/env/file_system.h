@@ -1,0 +1,77 @@
+// FileSystem and File: every byte the core reads or writes on disk goes through these. Calls read as blocking but
+// suspend only the calling fiber. Durability is explicit: File::sync and FileSystem::sync_dir are the only
+// promises. Until then a crash may drop, tear or (for directory entries) forget anything.
+//
+// Paths are '/'-separated strings. In simulation they are relative to the node's disk; in the real world they
+// are ordinary paths.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/bytes.h"
+#include "core/base/result.h"
+#include "core/base/status.h"
+
+namespace sluice {
+
+class File {
+ public:
+  virtual ~File() = default;
+
+  // Reads up to out.size() bytes at `offset`; fewer only at end of file (0 at or past it).
+  virtual Result<size_t> pread(uint64_t offset, MutableByteView out) = 0;
+  // Writes all of `data` at the current end of the file.
+  virtual Status append(ByteView data) = 0;
+  // Writes all of `data` at `offset`, extending the file when needed.
+  virtual Status pwrite(uint64_t offset, ByteView data) = 0;
+  virtual Result<uint64_t> size() = 0;
+  virtual Status truncate(uint64_t size) = 0;
+  // Makes the file's data and size durable (fdatasync). Its directory entry needs FileSystem::sync_dir.
+  virtual Status sync() = 0;
+  // Further calls fail with kClosed. Closing does not sync.
+  virtual Status close() = 0;
+};
+
+enum class OpenMode : uint8_t {
+  kRead,          // existing file, read only
+  kReadWrite,     // existing file
+  kCreate,        // read-write, created when missing
+  kCreateNew,     // read-write, fails with kAlreadyExists when present
+  kCreateTruncate,  // read-write, created or emptied
+};
+
+struct DirEntry {
+  std::string name;
+  bool is_directory = false;
+};
+
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+
+  virtual Result<std::unique_ptr<File>> open(std::string_view path, OpenMode mode) = 0;
+  virtual Status remove(std::string_view path) = 0;
+  // Atomically replaces `to` when it exists.
+  virtual Status rename(std::string_view from, std::string_view to) = 0;
+  // Entries of a directory, sorted by name, without "." and "..".
+  virtual Result<std::vector<DirEntry>> list(std::string_view dir) = 0;
+  // Creates the directory and any missing parents; ok when it already exists.
+  virtual Status create_dirs(std::string_view dir) = 0;
+  virtual Status remove_dir(std::string_view dir) = 0;  // must be empty
+  virtual Result<bool> exists(std::string_view path) = 0;
+  // Makes the directory's entries (creations, renames, removals) durable.
+  virtual Status sync_dir(std::string_view dir) = 0;
+  virtual Result<uint64_t> free_bytes(std::string_view path) = 0;
+  virtual Result<uint64_t> total_bytes(std::string_view path) = 0;
+};
+
+// "a/b/c.log" → "a/b"; "c.log" → ".".
+std::string parent_dir(std::string_view path);
+// Joins with exactly one '/'.
+std::string join_path(std::string_view dir, std::string_view name);
+
+}  // namespace sluice

@@ -1,0 +1,64 @@
+// Network, Listener and Stream: byte streams between nodes (TCP in the real world, SimNetwork in simulation).
+// Calls suspend only the calling fiber. Closing a stream or listener from another fiber wakes a fiber blocked on
+// it with kClosed: that is how the core puts a deadline on I/O (a timer that closes the stream).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/base/bytes.h"
+#include "core/base/result.h"
+#include "core/base/status.h"
+
+namespace sluice {
+
+struct Address {
+  std::string host;  // "127.0.0.1", "localhost", or a simulated node name such as "n1"
+  uint16_t port = 0;
+
+  std::string to_string() const;  // "host:port", IPv6 hosts in brackets
+  bool operator==(const Address&) const = default;
+  auto operator<=>(const Address&) const = default;
+};
+
+// Parses "host:port" and "[v6]:port". Port 0 means "any free port" for listen.
+Result<Address> parse_address(std::string_view text);
+
+class Stream {
+ public:
+  virtual ~Stream() = default;
+
+  // Reads at least one byte, blocking until some arrive. Returns 0 at end of stream (the peer closed its side
+  // in order); kConnectionReset when the connection broke; kClosed when this side was closed.
+  virtual Result<size_t> read_some(MutableByteView out) = 0;
+  // Writes all bytes or fails (kConnectionReset, kClosed).
+  virtual Status write_all(ByteView data) = 0;
+  // Idempotent. Pending and later reads and writes on this side fail with kClosed; the peer reads end of stream.
+  virtual void close() = 0;
+  virtual Address peer() const = 0;
+  virtual Address local() const = 0;
+};
+
+class Listener {
+ public:
+  virtual ~Listener() = default;
+  virtual Result<std::unique_ptr<Stream>> accept() = 0;
+  // The bound address (the real port when asked to listen on port 0).
+  virtual Address address() const = 0;
+  // Idempotent; a pending accept fails with kClosed.
+  virtual void close() = 0;
+};
+
+class Network {
+ public:
+  virtual ~Network() = default;
+  virtual Result<std::unique_ptr<Listener>> listen(const Address& address) = 0;
+  virtual Result<std::unique_ptr<Stream>> connect(const Address& address) = 0;
+};
+
+// Reads exactly out.size() bytes; kConnectionReset if the stream ends first.
+Status read_exact(Stream& stream, MutableByteView out);
+
+}  // namespace sluice

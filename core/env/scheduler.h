@@ -1,0 +1,140 @@
+// Scheduler: fibers on one thread (Boost.Context). One per node, in both worlds. The core is written in plain
+// blocking style; a blocking call parks the current fiber and the world's loop runs another.
+//
+// Two kinds of caller:
+//  - fibers (the core): spawn, yield, join, sleep_for/until, and the WaitQueue primitive that every blocking
+//    construct (sync.h, the worlds' file and network waits) is built on;
+//  - the world's driver loop (net/ event loop, sim/ world): run_one / run_ready, and kill_all on a node crash.
+//
+// Fibers are never preempted. The next ready fiber is the oldest (real world) or drawn from a seeded Random
+// (simulation), which explores interleavings while staying replayable.
+//
+// Killing: kill_all() unwinds every fiber by resuming it with a FiberKilled exception thrown from its wait point.
+// Destructors therefore run on the fiber's own stack; they must not block. Never `catch (...)` without rethrow.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/env/clock.h"
+
+namespace sluice {
+
+class Random;
+class Scheduler;
+struct Fiber;
+
+// Thrown from a wait point to unwind a fiber whose node is being killed; caught at the fiber's entry.
+struct FiberKilled {};
+
+// A handle that keeps a fiber's bookkeeping alive for join(), after it finished too.
+class FiberRef {
+ public:
+  FiberRef() = default;
+  uint64_t id() const;
+  const std::string& name() const;
+  bool done() const;
+  explicit operator bool() const { return fiber_ != nullptr; }
+
+ private:
+  friend class Scheduler;
+  explicit FiberRef(std::shared_ptr<Fiber> fiber) : fiber_(std::move(fiber)) {}
+  std::shared_ptr<Fiber> fiber_;
+};
+
+// The wait list every blocking construct uses. Waiters live on their fibers' stacks and unlink themselves when
+// they leave (woken, timed out or unwound), so a killed fiber never leaves a dangling entry.
+class WaitQueue {
+ public:
+  explicit WaitQueue(Scheduler& scheduler) : scheduler_(&scheduler) {}
+  ~WaitQueue();
+  WaitQueue(const WaitQueue&) = delete;
+  WaitQueue& operator=(const WaitQueue&) = delete;
+
+  // Parks the current fiber until notified.
+  void wait();
+  // Parks until notified (true) or until `deadline` passes (false).
+  bool wait_until(Instant deadline);
+  bool wait_for(Duration timeout);
+  // Wakes the longest waiter. True when there was one. Callable from fibers and from timer callbacks.
+  bool notify_one();
+  size_t notify_all();
+  bool empty() const { return head_ == nullptr; }
+  Scheduler& scheduler() const { return *scheduler_; }
+
+ private:
+  struct Waiter;
+  void link(Waiter* waiter);
+  void unlink(Waiter* waiter);
+
+  Scheduler* scheduler_;
+  Waiter* head_ = nullptr;
+  Waiter* tail_ = nullptr;
+};
+
+class Scheduler {
+ public:
+  // `shuffle`: when set, the next ready fiber is drawn from it; otherwise ready fibers run in FIFO order.
+  Scheduler(Clock& clock, Random* shuffle);
+  ~Scheduler();  // kills any fiber still alive
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // ---- For fibers (spawn also for the driver) ----
+  FiberRef spawn(std::string name, std::function<void()> body);
+  void yield();
+  // Parks until `fiber` has finished. REQUIRES: called from another fiber.
+  void join(const FiberRef& fiber);
+  void sleep_until(Instant deadline);
+  void sleep_for(Duration duration);
+  bool in_fiber() const { return current_ != nullptr; }
+  // The running fiber's id and name; 0 and "" outside fibers.
+  uint64_t current_id() const;
+  const std::string& current_name() const;
+  Clock& clock() const { return clock_; }
+
+  // ---- For the world's driver loop (never from a fiber) ----
+  bool has_ready() const { return !ready_.empty(); }
+  size_t ready_count() const { return ready_.size(); }
+  // Runs one ready fiber until it parks, yields or finishes. False when none was ready.
+  bool run_one();
+  // Runs ready fibers until none is ready; returns how many steps ran.
+  size_t run_ready();
+  size_t live_fibers() const { return live_; }
+  // Unwinds every live fiber (a node crash or shutdown). Pending timers of sleeping fibers are cancelled.
+  void kill_all();
+  // Called with the fiber id every time a fiber is resumed; the simulator folds it into the trace hash.
+  void set_resume_observer(std::function<void(uint64_t fiber_id)> observer) {
+    resume_observer_ = std::move(observer);
+  }
+
+ private:
+  friend class WaitQueue;
+  friend struct FiberEntry;
+
+  void park();                 // current fiber waits until unpark()
+  void unpark(Fiber* fiber);   // fiber must be parked
+  void resume(Fiber* fiber);   // driver → fiber, until it switches back
+  void switch_to_driver();     // fiber → driver
+  void finish(Fiber* fiber);   // called on the fiber's stack as it ends
+
+  Clock& clock_;
+  Random* shuffle_;
+  std::deque<Fiber*> ready_;
+  std::vector<std::shared_ptr<Fiber>> fibers_;  // live fibers in creation order (kill_all unwinds in it)
+  Fiber* current_ = nullptr;
+  uint64_t next_fiber_id_ = 1;
+  size_t live_ = 0;
+  bool killing_ = false;
+  std::function<void(uint64_t)> resume_observer_;
+  // The driver's stack, learnt on the first switch (AddressSanitizer needs it to follow stack switches).
+  const void* driver_stack_bottom_ = nullptr;
+  size_t driver_stack_size_ = 0;
+  void* driver_fake_stack_ = nullptr;
+};
+
+}  // namespace sluice

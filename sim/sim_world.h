@@ -1,0 +1,106 @@
+// SimWorld: virtual time, one event queue ordered by (time, sequence), the seeded random streams, and the trace
+// hash. Every simulated node lives in one world, on one thread. The world's loop alternates between running a
+// ready fiber (drawn by the schedule stream from all nodes' ready fibers) and, when none is ready, advancing
+// virtual time to the next event. Nothing here reads the real clock; the same seed gives the same run.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/env/clock.h"
+#include "core/env/random.h"
+
+namespace sluice {
+
+class Scheduler;
+
+// Kinds of event, folded into the trace hash with the event's time, sequence and node.
+enum class EventKind : uint8_t {
+  kTimer = 1,     // a Clock timer of a node
+  kNetwork = 2,   // bytes or a control message arriving over SimNetwork
+  kFault = 3,     // a scheduled fault (partition, power loss, ...)
+  kControl = 4,   // a scenario step
+};
+
+using EventId = uint64_t;
+using NodeId = uint32_t;
+inline constexpr NodeId kWorldNode = 0;  // events that belong to no node
+
+class SimWorld {
+ public:
+  explicit SimWorld(uint64_t seed);
+  SimWorld(const SimWorld&) = delete;
+  SimWorld& operator=(const SimWorld&) = delete;
+
+  uint64_t seed() const { return seed_; }
+  Instant now() const { return now_; }
+
+  // Runs `action` at virtual time `at` (not before now). Events at one time run in scheduling order.
+  EventId schedule_at(Instant at, NodeId node, EventKind kind, std::function<void()> action);
+  EventId schedule_after(Duration delay, NodeId node, EventKind kind, std::function<void()> action);
+  // True when the event was pending.
+  bool cancel(EventId id);
+  // Cancels every pending event of `node` (it crashed). Returns how many.
+  size_t cancel_node_events(NodeId node);
+
+  // Independent random streams: adding a fault draw never shifts the schedule or a node's own draws.
+  Random& schedule_rng() { return schedule_rng_; }
+  Random& fault_rng() { return fault_rng_; }
+  Random& network_rng() { return network_rng_; }
+  // The seed of node `node`'s own Random.
+  uint64_t node_seed(NodeId node) const;
+
+  // Schedulers whose ready fibers the loop runs. The world does not own them.
+  void attach(NodeId node, Scheduler& scheduler);
+  void detach(NodeId node);
+
+  // One step: run one ready fiber of some node, else the next event. False when there is nothing to do.
+  bool step();
+  // Steps until virtual time would pass `deadline` (time is then set to it) or nothing is left.
+  void run_until(Instant deadline);
+  void run_for(Duration duration) { run_until(now_ + duration); }
+  // Steps until `done()` holds (checked between steps) or `deadline` passes. True when done() held.
+  bool run_until(const std::function<bool()>& done, Instant deadline);
+
+  // Folds a value into the trace hash (events and fiber resumptions are folded automatically).
+  void trace(uint64_t value);
+  uint64_t trace_hash() const { return trace_hash_; }
+  uint64_t events_run() const { return events_run_; }
+  uint64_t fiber_steps() const { return fiber_steps_; }
+  size_t pending_events() const { return queue_.size(); }
+
+ private:
+  struct Key {
+    Instant at;
+    uint64_t sequence;
+    auto operator<=>(const Key&) const = default;
+  };
+  struct Event {
+    NodeId node;
+    EventKind kind;
+    std::function<void()> action;
+  };
+
+  bool run_ready_fiber();
+  void run_next_event();
+
+  uint64_t seed_;
+  Instant now_{};
+  uint64_t next_sequence_ = 1;
+  std::map<Key, Event> queue_;
+  std::map<EventId, Key> by_id_;  // EventId == sequence
+  Random schedule_rng_;
+  Random fault_rng_;
+  Random network_rng_;
+  std::map<NodeId, Scheduler*> schedulers_;
+  std::vector<Scheduler*> ready_scratch_;
+  uint64_t trace_hash_;
+  uint64_t events_run_ = 0;
+  uint64_t fiber_steps_ = 0;
+};
+
+}  // namespace sluice
