@@ -1,0 +1,295 @@
+#include "net/posix_file_system.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <system_error>
+
+#include "core/base/assert.h"
+#include "net/event_loop.h"
+
+namespace sluice {
+namespace {
+
+// The outcome of a system call run on a worker: the OS text is formed later, on the loop thread.
+struct SysResult {
+  int64_t value = 0;  // the call's return value (an fd, a size) when err == 0
+  int err = 0;
+};
+
+SysResult sys_result(int64_t rc) { return rc < 0 ? SysResult{rc, errno} : SysResult{rc, 0}; }
+
+Status errno_status(int err, std::string_view op, std::string_view path) {
+  SLUICE_ASSERT(err != 0);
+  std::string message =
+      std::string(op) + " " + std::string(path) + ": " + std::system_category().message(err);
+  switch (err) {
+    case ENOENT: return not_found(std::move(message));
+    case EEXIST: return already_exists(std::move(message));
+    case ENOSPC:
+    case EDQUOT: return no_space(std::move(message));
+    default: return io_error(std::move(message));
+  }
+}
+
+Status to_status(SysResult r, std::string_view op, std::string_view path) {
+  return r.err == 0 ? Status() : errno_status(r.err, op, path);
+}
+
+// Owns the descriptor. Shared with calls in flight on workers, so the fd is never closed (and its number
+// reused) under a running fdatasync, even if the File and its fiber are gone.
+struct FileHandle {
+  FileHandle(int file_fd, std::string file_path) : fd(file_fd), path(std::move(file_path)) {}
+  ~FileHandle() { ::close(fd); }
+  FileHandle(const FileHandle&) = delete;
+  FileHandle& operator=(const FileHandle&) = delete;
+
+  const int fd;
+  const std::string path;
+};
+
+class PosixFile final : public File {
+ public:
+  PosixFile(EventLoop& loop, std::shared_ptr<FileHandle> handle) : loop_(loop), handle_(std::move(handle)) {
+    SLUICE_ASSERT(handle_ != nullptr);
+    SLUICE_ASSERT(handle_->fd >= 0);
+  }
+
+  Result<size_t> pread(uint64_t offset, MutableByteView out) override;
+  Status append(ByteView data) override;
+  Status pwrite(uint64_t offset, ByteView data) override;
+  Result<uint64_t> size() override;
+  Status truncate(uint64_t size) override;
+  Status sync() override;
+  Status close() override;
+
+ private:
+  Status closed_status() const { return closed("file " + closed_path_ + " is closed"); }
+
+  EventLoop& loop_;
+  std::shared_ptr<FileHandle> handle_;  // null once closed
+  std::string closed_path_;
+};
+
+Result<size_t> PosixFile::pread(uint64_t offset, MutableByteView out) {
+  if (handle_ == nullptr) return closed_status();
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n =
+        ::pread(handle_->fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno_status(errno, "pread", handle_->path);
+    }
+    if (n == 0) break;  // end of file
+    done += static_cast<size_t>(n);
+  }
+  SLUICE_ASSERT(done <= out.size());
+  return done;
+}
+
+Status PosixFile::pwrite(uint64_t offset, ByteView data) {
+  if (handle_ == nullptr) return closed_status();
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n =
+        ::pwrite(handle_->fd, data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno_status(errno, "pwrite", handle_->path);
+    }
+    SLUICE_ASSERT(n > 0);  // pwrite of a non-empty buffer to a regular file makes progress or fails
+    done += static_cast<size_t>(n);
+  }
+  return Status();
+}
+
+Status PosixFile::append(ByteView data) {
+  // Not O_APPEND: on Linux it would make pwrite ignore its offset. The end is read from the file instead.
+  SLUICE_ASSIGN_OR_RETURN(const uint64_t end, size());
+  return pwrite(end, data);
+}
+
+Result<uint64_t> PosixFile::size() {
+  if (handle_ == nullptr) return closed_status();
+  struct stat st {};
+  if (::fstat(handle_->fd, &st) != 0) return errno_status(errno, "fstat", handle_->path);
+  SLUICE_ASSERT(st.st_size >= 0);
+  return static_cast<uint64_t>(st.st_size);
+}
+
+Status PosixFile::truncate(uint64_t size) {
+  if (handle_ == nullptr) return closed_status();
+  const SysResult r = loop_.run_blocking([handle = handle_, size] {
+    return sys_result(::ftruncate(handle->fd, static_cast<off_t>(size)));
+  });
+  return to_status(r, "ftruncate", handle_->path);
+}
+
+Status PosixFile::sync() {
+  if (handle_ == nullptr) return closed_status();
+  const SysResult r = loop_.run_blocking([handle = handle_] { return sys_result(::fdatasync(handle->fd)); });
+  return to_status(r, "fdatasync", handle_->path);
+}
+
+Status PosixFile::close() {
+  if (handle_ == nullptr) return Status();
+  closed_path_ = handle_->path;
+  handle_.reset();  // closes the fd, or lets the last call in flight close it
+  return Status();
+}
+
+int open_flags(OpenMode mode) {
+  switch (mode) {
+    case OpenMode::kRead: return O_RDONLY;
+    case OpenMode::kReadWrite: return O_RDWR;
+    case OpenMode::kCreate: return O_RDWR | O_CREAT;
+    case OpenMode::kCreateNew: return O_RDWR | O_CREAT | O_EXCL;
+    case OpenMode::kCreateTruncate: return O_RDWR | O_CREAT | O_TRUNC;
+  }
+  SLUICE_UNREACHABLE();
+}
+
+// mkdir -p, on a worker. Returns the errno of the first failing component, with the path that failed.
+std::pair<int, std::string> make_dirs(const std::string& dir) {
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = dir.find('/', pos + 1);
+    const std::string prefix = dir.substr(0, pos);
+    if (prefix.empty() || prefix == "/") continue;
+    if (::mkdir(prefix.c_str(), 0755) == 0) continue;
+    const int err = errno;
+    struct stat st {};
+    if (err == EEXIST && ::stat(prefix.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) continue;
+    return {err, prefix};
+  }
+  return {0, ""};
+}
+
+struct Listing {
+  int err = 0;
+  std::vector<DirEntry> entries;
+};
+
+Listing read_dir(const std::string& dir) {
+  Listing listing;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) {
+    listing.err = errno;
+    return listing;
+  }
+  while (true) {
+    errno = 0;
+    const dirent* entry = ::readdir(d);
+    if (entry == nullptr) {
+      listing.err = errno;
+      break;
+    }
+    const std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    bool is_dir = entry->d_type == DT_DIR;
+    if (entry->d_type == DT_UNKNOWN) {  // some file systems do not fill d_type
+      struct stat st {};
+      is_dir = ::fstatat(::dirfd(d), entry->d_name, &st, 0) == 0 && S_ISDIR(st.st_mode);
+    }
+    listing.entries.push_back(DirEntry{std::string(name), is_dir});
+  }
+  ::closedir(d);
+  std::sort(listing.entries.begin(), listing.entries.end(),
+            [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+  return listing;
+}
+
+struct Space {
+  int err = 0;
+  uint64_t free = 0;
+  uint64_t total = 0;
+};
+
+Space stat_space(const std::string& path) {
+  struct statvfs st {};
+  if (::statvfs(path.c_str(), &st) != 0) return Space{errno, 0, 0};
+  const uint64_t block = st.f_frsize;
+  return Space{0, static_cast<uint64_t>(st.f_bavail) * block, static_cast<uint64_t>(st.f_blocks) * block};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<File>> PosixFileSystem::open(std::string_view path, OpenMode mode) {
+  const int flags = open_flags(mode) | O_CLOEXEC;
+  const SysResult r = loop_.run_blocking([p = std::string(path), flags] {
+    return sys_result(::open(p.c_str(), flags, 0644));
+  });
+  if (r.err != 0) return errno_status(r.err, "open", path);
+  auto handle = std::make_shared<FileHandle>(static_cast<int>(r.value), std::string(path));
+  return std::unique_ptr<File>(std::make_unique<PosixFile>(loop_, std::move(handle)));
+}
+
+Status PosixFileSystem::remove(std::string_view path) {
+  const SysResult r = loop_.run_blocking([p = std::string(path)] { return sys_result(::unlink(p.c_str())); });
+  return to_status(r, "unlink", path);
+}
+
+Status PosixFileSystem::rename(std::string_view from, std::string_view to) {
+  const SysResult r = loop_.run_blocking([f = std::string(from), t = std::string(to)] {
+    return sys_result(::rename(f.c_str(), t.c_str()));
+  });
+  return to_status(r, "rename", std::string(from) + " -> " + std::string(to));
+}
+
+Result<std::vector<DirEntry>> PosixFileSystem::list(std::string_view dir) {
+  Listing listing = loop_.run_blocking([d = std::string(dir)] { return read_dir(d); });
+  if (listing.err != 0) return errno_status(listing.err, "list", dir);
+  return std::move(listing.entries);
+}
+
+Status PosixFileSystem::create_dirs(std::string_view dir) {
+  SLUICE_ASSERT(!dir.empty());
+  const auto [err, failed] = loop_.run_blocking([d = std::string(dir)] { return make_dirs(d); });
+  return err == 0 ? Status() : errno_status(err, "mkdir", failed);
+}
+
+Status PosixFileSystem::remove_dir(std::string_view dir) {
+  const SysResult r = loop_.run_blocking([d = std::string(dir)] { return sys_result(::rmdir(d.c_str())); });
+  return to_status(r, "rmdir", dir);
+}
+
+Result<bool> PosixFileSystem::exists(std::string_view path) {
+  const SysResult r = loop_.run_blocking([p = std::string(path)] {
+    struct stat st {};
+    return sys_result(::stat(p.c_str(), &st));
+  });
+  if (r.err == ENOENT || r.err == ENOTDIR) return false;
+  if (r.err != 0) return errno_status(r.err, "stat", path);
+  return true;
+}
+
+Status PosixFileSystem::sync_dir(std::string_view dir) {
+  const SysResult r = loop_.run_blocking([d = std::string(dir)] {
+    const int fd = ::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return sys_result(fd);
+    const SysResult synced = sys_result(::fsync(fd));
+    ::close(fd);
+    return synced;
+  });
+  return to_status(r, "fsync dir", dir);
+}
+
+Result<uint64_t> PosixFileSystem::free_bytes(std::string_view path) {
+  const Space space = loop_.run_blocking([p = std::string(path)] { return stat_space(p); });
+  if (space.err != 0) return errno_status(space.err, "statvfs", path);
+  return space.free;
+}
+
+Result<uint64_t> PosixFileSystem::total_bytes(std::string_view path) {
+  const Space space = loop_.run_blocking([p = std::string(path)] { return stat_space(p); });
+  if (space.err != 0) return errno_status(space.err, "statvfs", path);
+  return space.total;
+}
+
+}  // namespace sluice

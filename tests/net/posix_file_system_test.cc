@@ -1,0 +1,188 @@
+// PosixFileSystem against a real directory under /tmp: bytes reach the disk and come back through a fresh
+// file system, metadata calls behave, and errno maps to the documented codes.
+#include "net/posix_file_system.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "net/real_env.h"
+#include "tests/net/temp_dir.h"
+
+namespace sluice {
+namespace {
+
+using net_test::TempDir;
+
+std::string read_all(File& file) {
+  std::string out(64 * 1024, '\0');
+  Result<size_t> n = file.pread(0, MutableByteView(reinterpret_cast<uint8_t*>(out.data()), out.size()));
+  EXPECT_TRUE(n.ok()) << n.status().to_string();
+  out.resize(n.ok() ? *n : 0);
+  return out;
+}
+
+std::string read_with_std(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+TEST(PosixFileSystemTest, WrittenSyncedBytesComeBackThroughAFreshFileSystem) {
+  TempDir dir;
+  const std::string path = dir / "segment.log";
+  {
+    RealEnv real("fs1", LogLevel::kOff);
+    ASSERT_EQ(real.run([&](Env& env) {
+      Result<std::unique_ptr<File>> file = env.fs.open(path, OpenMode::kCreateNew);
+      ASSERT_TRUE(file.ok()) << file.status().to_string();
+      ASSERT_TRUE((*file)->append(as_bytes("hello ")).ok());
+      ASSERT_TRUE((*file)->append(as_bytes("world")).ok());
+      ASSERT_TRUE((*file)->pwrite(0, as_bytes("H")).ok());
+      ASSERT_TRUE((*file)->sync().ok());
+      EXPECT_EQ(*(*file)->size(), 11u);
+      ASSERT_TRUE((*file)->close().ok());
+      ASSERT_TRUE(env.fs.sync_dir(dir.path()).ok());
+    }), 0);
+    EXPECT_GE(real.loop().stats().blocking_completed, 3u);  // open, fdatasync, fsync of the directory
+  }
+  RealEnv fresh("fs2", LogLevel::kOff);
+  ASSERT_EQ(fresh.run([&](Env& env) {
+    Result<std::unique_ptr<File>> file = env.fs.open(path, OpenMode::kRead);
+    ASSERT_TRUE(file.ok()) << file.status().to_string();
+    EXPECT_EQ(read_all(**file), "Hello world");
+  }), 0);
+  EXPECT_EQ(read_with_std(path), "Hello world");
+}
+
+TEST(PosixFileSystemTest, PreadStopsAtEndOfFile) {
+  TempDir dir;
+  RealEnv real("fs", LogLevel::kOff);
+  ASSERT_EQ(real.run([&](Env& env) {
+    auto file = std::move(env.fs.open(dir / "f", OpenMode::kCreate)).value();
+    ASSERT_TRUE(file->pwrite(0, as_bytes("abcdef")).ok());
+    uint8_t buffer[4] = {};
+    EXPECT_EQ(*file->pread(4, buffer), 2u);
+    EXPECT_EQ(buffer[0], 'e');
+    EXPECT_EQ(*file->pread(6, buffer), 0u);
+    EXPECT_EQ(*file->pread(100, buffer), 0u);
+    // pwrite past the end extends the file with a hole.
+    ASSERT_TRUE(file->pwrite(10, as_bytes("z")).ok());
+    EXPECT_EQ(*file->size(), 11u);
+  }), 0);
+}
+
+TEST(PosixFileSystemTest, RenameRemoveListExistsTruncate) {
+  TempDir dir;
+  RealEnv real("fs", LogLevel::kOff);
+  ASSERT_EQ(real.run([&](Env& env) {
+    ASSERT_TRUE(env.fs.create_dirs(dir / "d/e/f").ok());
+    ASSERT_TRUE(env.fs.create_dirs(dir / "d/e/f").ok());  // existing: ok
+    for (const char* name : {"b", "a", "c"}) {
+      auto file = std::move(env.fs.open(dir / name, OpenMode::kCreateTruncate)).value();
+      ASSERT_TRUE(file->append(as_bytes(name)).ok());
+    }
+    Result<std::vector<DirEntry>> listed = env.fs.list(dir.path());
+    ASSERT_TRUE(listed.ok()) << listed.status().to_string();
+    ASSERT_EQ(listed->size(), 4u);
+    const std::vector<std::string> names{(*listed)[0].name, (*listed)[1].name, (*listed)[2].name,
+                                         (*listed)[3].name};
+    EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "c", "d"}));
+    EXPECT_FALSE((*listed)[0].is_directory);
+    EXPECT_TRUE((*listed)[3].is_directory);
+
+    // rename replaces an existing target atomically.
+    ASSERT_TRUE(env.fs.rename(dir / "a", dir / "b").ok());
+    EXPECT_FALSE(*env.fs.exists(dir / "a"));
+    auto b = std::move(env.fs.open(dir / "b", OpenMode::kReadWrite)).value();
+    EXPECT_EQ(read_all(*b), "a");
+    ASSERT_TRUE(b->append(as_bytes("123456")).ok());
+    ASSERT_TRUE(b->truncate(3).ok());
+    EXPECT_EQ(*b->size(), 3u);
+    EXPECT_EQ(read_all(*b), "a12");
+
+    ASSERT_TRUE(env.fs.remove(dir / "c").ok());
+    EXPECT_FALSE(*env.fs.exists(dir / "c"));
+    EXPECT_TRUE(*env.fs.exists(dir / "d/e"));
+    ASSERT_TRUE(env.fs.remove_dir(dir / "d/e/f").ok());
+    EXPECT_FALSE(*env.fs.exists(dir / "d/e/f"));
+    EXPECT_EQ(env.fs.list(dir / "d/e")->size(), 0u);
+    ASSERT_TRUE(env.fs.sync_dir(dir.path()).ok());
+  }), 0);
+}
+
+TEST(PosixFileSystemTest, ErrorsMapToCodes) {
+  TempDir dir;
+  RealEnv real("fs", LogLevel::kOff);
+  ASSERT_EQ(real.run([&](Env& env) {
+    Result<std::unique_ptr<File>> missing = env.fs.open(dir / "missing", OpenMode::kRead);
+    ASSERT_FALSE(missing.ok());
+    EXPECT_EQ(missing.status().code(), Code::kNotFound);
+    EXPECT_NE(missing.status().message().find(dir / "missing"), std::string::npos)
+        << missing.status().message();
+    EXPECT_EQ(env.fs.open(dir / "missing", OpenMode::kReadWrite).status().code(), Code::kNotFound);
+
+    ASSERT_TRUE(env.fs.open(dir / "x", OpenMode::kCreateNew).ok());
+    EXPECT_EQ(env.fs.open(dir / "x", OpenMode::kCreateNew).status().code(), Code::kAlreadyExists);
+    EXPECT_TRUE(env.fs.open(dir / "x", OpenMode::kCreate).ok());
+
+    EXPECT_EQ(env.fs.remove(dir / "missing").code(), Code::kNotFound);
+    EXPECT_EQ(env.fs.rename(dir / "missing", dir / "y").code(), Code::kNotFound);
+    EXPECT_EQ(env.fs.list(dir / "missing").status().code(), Code::kNotFound);
+    EXPECT_EQ(env.fs.remove_dir(dir / "missing").code(), Code::kNotFound);
+    EXPECT_EQ(env.fs.sync_dir(dir / "missing").code(), Code::kNotFound);
+    EXPECT_EQ(env.fs.free_bytes(dir / "missing").status().code(), Code::kNotFound);
+    // A directory over an existing file, and a non-empty directory removal, are plain I/O errors.
+    EXPECT_FALSE(env.fs.create_dirs(dir / "x").ok());
+    ASSERT_TRUE(env.fs.create_dirs(dir / "full/inner").ok());
+    EXPECT_EQ(env.fs.remove_dir(dir / "full").code(), Code::kIoError);
+  }), 0);
+}
+
+TEST(PosixFileSystemTest, ClosedFileFailsWithClosed) {
+  TempDir dir;
+  RealEnv real("fs", LogLevel::kOff);
+  ASSERT_EQ(real.run([&](Env& env) {
+    auto file = std::move(env.fs.open(dir / "f", OpenMode::kCreate)).value();
+    ASSERT_TRUE(file->close().ok());
+    ASSERT_TRUE(file->close().ok());  // idempotent
+    uint8_t buffer[1];
+    EXPECT_EQ(file->pread(0, buffer).status().code(), Code::kClosed);
+    EXPECT_EQ(file->append(as_bytes("x")).code(), Code::kClosed);
+    EXPECT_EQ(file->pwrite(0, as_bytes("x")).code(), Code::kClosed);
+    EXPECT_EQ(file->size().status().code(), Code::kClosed);
+    EXPECT_EQ(file->truncate(0).code(), Code::kClosed);
+    EXPECT_EQ(file->sync().code(), Code::kClosed);
+  }), 0);
+}
+
+TEST(PosixFileSystemTest, SpaceFiguresAreSane) {
+  TempDir dir;
+  RealEnv real("fs", LogLevel::kOff);
+  ASSERT_EQ(real.run([&](Env& env) {
+    Result<uint64_t> free = env.fs.free_bytes(dir.path());
+    Result<uint64_t> total = env.fs.total_bytes(dir.path());
+    ASSERT_TRUE(free.ok());
+    ASSERT_TRUE(total.ok());
+    EXPECT_GT(*total, 0u);
+    EXPECT_LE(*free, *total);
+  }), 0);
+}
+
+TEST(PosixFileSystemTest, SetupCodeOutsideTheLoopRunsInline) {
+  TempDir dir;
+  RealEnv real("fs", LogLevel::kOff);
+  Env& env = real.env();
+  ASSERT_TRUE(env.fs.create_dirs(dir / "data").ok());
+  auto file = std::move(env.fs.open(dir / "data/f", OpenMode::kCreateNew)).value();
+  ASSERT_TRUE(file->append(as_bytes("setup")).ok());
+  ASSERT_TRUE(file->sync().ok());
+  EXPECT_EQ(read_all(*file), "setup");
+  EXPECT_EQ(real.loop().stats().blocking_started, 0u);
+  EXPECT_GE(real.loop().stats().blocking_inline, 3u);
+}
+
+}  // namespace
+}  // namespace sluice
