@@ -1,0 +1,163 @@
+// The durability model under SimDisk, apart from paths and handles. A file inode keeps a DURABLE image (what
+// the platters hold), a VOLATILE image (what reads see: the page cache) and, in order, the un-synced
+// operations that lead from the first to the second. A directory inode keeps its durable entries, its
+// volatile entries and, in order, the un-synced entry operations between them (a journaled file system's view
+// of metadata).
+//
+// A sync commits operations to the durable side; a power loss keeps a random prefix of them (for a file, the
+// next write torn at 512-byte sector granularity) and forgets the rest. LevelDB's fault env and
+// FoundationDB's AsyncFileNonDurable are the models; the tear rule is ours: a tear never touches a byte the
+// torn write did not cover, so synced bytes that nothing overwrote since always survive byte-exact.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/bytes.h"
+#include "core/env/random.h"
+
+namespace sluice {
+
+inline constexpr uint64_t kSimSectorBytes = 512;
+
+using InodeId = uint64_t;
+inline constexpr InodeId kNoInode = 0;
+inline constexpr InodeId kRootInode = 1;
+
+// One un-synced change to a file's data.
+struct SimDataOp {
+  enum class Kind : uint8_t { kWrite, kTruncate };
+  Kind kind = Kind::kWrite;
+  uint64_t offset = 0;  // kWrite: where the bytes go; kTruncate: the new size
+  Bytes data;           // kWrite only, never empty
+
+  uint64_t end() const { return kind == Kind::kWrite ? offset + data.size() : offset; }
+};
+
+// What a power loss did to one file.
+struct SimTearReport {
+  size_t ops_kept = 0;   // un-synced operations that survived whole
+  size_t ops_lost = 0;   // un-synced operations that vanished whole
+  bool torn = false;     // one write survived in part (and is not counted above)
+  bool garbage = false;  // that write left one sector of garbage behind its surviving prefix
+};
+
+class SimFileImage {
+ public:
+  uint64_t size() const { return data_.size(); }
+  uint64_t durable_size() const { return durable_.size(); }
+  const Bytes& data() const { return data_; }
+  const Bytes& durable() const { return durable_; }
+  const std::deque<SimDataOp>& unsynced() const { return unsynced_; }
+  uint64_t unsynced_bytes() const { return unsynced_bytes_; }
+  // True after a failed sync: the page cache holds writes that will never reach the disk.
+  bool diverged() const { return diverged_; }
+
+  // Reads from the volatile image; fewer bytes only at its end.
+  size_t read(uint64_t offset, MutableByteView out) const;
+  // REQUIRES: `bytes` is not empty.
+  void write(uint64_t offset, ByteView bytes);
+  void truncate(uint64_t new_size);
+
+  // The oldest `count` un-synced operations reach the durable image (a sync, or the kernel's writeback).
+  void commit(size_t count);
+  void commit_all() { commit(unsynced_.size()); }
+  // Writeback of the oldest operations until at most `max_bytes` of un-synced writes remain.
+  size_t commit_until(uint64_t max_bytes);
+  // A failed sync: the oldest `persisted` operations reached the disk anyway, the others never will, although
+  // reads keep returning them until power is lost (Linux marks the pages clean after EIO: fsyncgate).
+  void fail_sync(size_t persisted);
+  // Keeps a random prefix of the un-synced operations and tears the next one; the result is both images.
+  SimTearReport lose_power(Random& rng);
+
+  uint64_t durable_hash() const;
+  // O(size): the volatile image is the durable one plus the un-synced operations (unless diverged).
+  bool consistent() const;
+
+ private:
+  Bytes durable_;
+  Bytes data_;
+  std::deque<SimDataOp> unsynced_;
+  uint64_t unsynced_bytes_ = 0;  // sum of the un-synced writes' lengths
+  bool diverged_ = false;
+};
+
+// Applies one operation to an image.
+void apply_data_op(Bytes& image, const SimDataOp& op);
+// Applies a sector-aligned prefix of the write `op` (possibly empty, never all of it), then maybe one sector
+// of garbage confined to the bytes `op` covers. Returns whether garbage was written.
+bool apply_torn_write(Bytes& image, const SimDataOp& op, Random& rng);
+
+// One change to a directory entry: `name` now names `target`, or nothing when target is kNoInode.
+struct SimEntryChange {
+  std::string name;
+  InodeId target = kNoInode;
+};
+
+// One un-synced directory operation (create, remove, mkdir, rmdir, rename). A rename inside one directory is
+// a single operation of two changes; a rename across directories is one operation in each, sharing `txn`, and
+// the two halves commit or vanish together. Txns grow with time, so a directory's operations have increasing
+// txns.
+struct SimEntryOp {
+  uint64_t txn = 0;
+  InodeId partner = kNoInode;  // the other directory of a cross-directory rename
+  std::vector<SimEntryChange> changes;
+};
+
+using SimEntries = std::map<std::string, InodeId, std::less<>>;
+
+class SimDirImage {
+ public:
+  const SimEntries& entries() const { return entries_; }
+  const SimEntries& durable() const { return durable_; }
+  const std::deque<SimEntryOp>& unsynced() const { return unsynced_; }
+
+  InodeId find(std::string_view name) const;  // kNoInode when absent
+  // Applies `op` to the volatile entries and queues it.
+  void record(SimEntryOp op);
+  // Commits the un-synced operations whose txn is at most `txn` (a prefix).
+  void commit_through(uint64_t txn);
+  // Commits the oldest `kept` operations, forgets the others.
+  void lose_power(size_t kept);
+  // Index of the un-synced operation of `txn`, or npos.
+  size_t find_txn(uint64_t txn) const;
+  // O(entries + operations): the volatile entries are the durable ones plus the un-synced operations.
+  bool consistent() const;
+
+ private:
+  SimEntries durable_;
+  SimEntries entries_;
+  std::deque<SimEntryOp> unsynced_;
+};
+
+struct SimInode {
+  bool is_dir = false;
+  // Named in the volatile namespace. Without hard links an inode has at most one volatile name.
+  bool linked = true;
+  uint32_t open_handles = 0;  // current-generation handles only
+  SimFileImage file;          // files only
+  SimDirImage dir;            // directories only
+};
+
+using SimInodeTable = std::map<InodeId, SimInode>;
+
+// Commits the operations of `dir` through `txn`, and with each half of a cross-directory rename the other
+// half (and what precedes it there), as one journal commit would. Returns how many operations were committed.
+size_t commit_dir_through(SimInodeTable& table, InodeId dir, uint64_t txn);
+// Commits the oldest `count` operations of `dir` the same way.
+size_t commit_dir_prefix(SimInodeTable& table, InodeId dir, size_t count);
+// Power loss for every directory: a random prefix of each one's operations survives, both halves of a rename
+// or neither. Returns how many operations were forgotten.
+size_t lose_power_dirs(SimInodeTable& table, Random& rng);
+// Drops the inodes that neither the root (through volatile, durable or un-synced entries) nor an open handle
+// reaches. Returns how many.
+size_t collect_garbage(SimInodeTable& table);
+// Hash of the durable namespace reachable from the root: names, kinds and durable file bytes.
+uint64_t durable_tree_hash(const SimInodeTable& table);
+
+}  // namespace sluice
