@@ -255,21 +255,22 @@ void Scheduler::kill_all() {
   SLUICE_ASSERT(current_ == nullptr);
   SLUICE_ASSERT(!killing_);
   killing_ = true;
-  for (const std::shared_ptr<Fiber>& fiber : fibers_) {
-    fiber->killed = true;
-    if (fiber->state == FiberState::kParked) {
+  ready_.clear();
+  // Newest first, like a stack unwinding: a fiber spawned by another usually borrows objects its parent owns,
+  // so the parent must outlive the child's destructors. Fibers spawned during the unwind are killed too.
+  while (!fibers_.empty()) {
+    std::vector<std::shared_ptr<Fiber>> victims(fibers_.rbegin(), fibers_.rend());
+    for (const std::shared_ptr<Fiber>& fiber : victims) {
+      fiber->killed = true;
+      if (fiber->state == FiberState::kDone) continue;
+      SLUICE_ASSERT(fiber->state == FiberState::kReady || fiber->state == FiberState::kParked);
       fiber->state = FiberState::kReady;
-      ready_.push_back(fiber.get());
+      resume(fiber.get());
+      SLUICE_ASSERT(fiber->state == FiberState::kDone);
     }
-  }
-  // Unwind in FIFO order, whatever the shuffle: killing is not an interleaving worth exploring.
-  while (!ready_.empty()) {
-    Fiber* fiber = ready_.front();
-    ready_.pop_front();
-    resume(fiber);
+    ready_.clear();  // unparks during the unwind (a notify) leave stale entries
   }
   SLUICE_ASSERT_MSG(live_ == 0, "a fiber survived kill_all");
-  SLUICE_ASSERT(fibers_.empty());
   killing_ = false;
 }
 

@@ -9,7 +9,8 @@
 // Fibers are never preempted. The next ready fiber is the oldest (real world) or drawn from a seeded Random
 // (simulation), which explores interleavings while staying replayable.
 //
-// Killing: kill_all() unwinds every fiber by resuming it with a FiberKilled exception thrown from its wait point.
+// Killing: kill_all() unwinds every fiber, newest first, by resuming it with a FiberKilled exception thrown from
+// its wait point.
 // Destructors therefore run on the fiber's own stack; they must not block. Never `catch (...)` without rethrow.
 #pragma once
 

@@ -1,0 +1,190 @@
+#include "core/env/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/core/env/fiber_harness.h"
+
+namespace sluice {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FiberHarness;
+
+TEST(Scheduler, RunsSpawnedFibersToCompletion) {
+  FiberHarness h;
+  int ran = 0;
+  for (int i = 0; i < 10; ++i) h.spawn([&] { ++ran; });
+  EXPECT_EQ(h.scheduler.live_fibers(), 10u);
+  h.run();
+  EXPECT_EQ(ran, 10);
+  EXPECT_EQ(h.scheduler.live_fibers(), 0u);
+}
+
+TEST(Scheduler, FifoWithoutShuffle) {
+  FiberHarness h(1, /*shuffle=*/false);
+  std::string order;
+  for (char c : std::string("abc")) {
+    h.spawn([&, c] {
+      order += c;
+      h.scheduler.yield();
+      order += static_cast<char>(c - 'a' + 'A');
+    });
+  }
+  h.run();
+  EXPECT_EQ(order, "abcABC");
+}
+
+TEST(Scheduler, ShuffleExploresInterleavingsButReplays) {
+  auto run_once = [](uint64_t seed) {
+    FiberHarness h(seed);
+    std::string order;
+    for (char c : std::string("abcdef")) {
+      h.spawn([&, c] {
+        order += c;
+        h.scheduler.yield();
+        order += c;
+      });
+    }
+    h.run();
+    return order;
+  };
+  EXPECT_EQ(run_once(7), run_once(7));
+  std::set<std::string> seen;
+  for (uint64_t seed = 1; seed <= 20; ++seed) seen.insert(run_once(seed));
+  EXPECT_GT(seen.size(), 5u);
+}
+
+TEST(Scheduler, SleepAdvancesVirtualTimeOnly) {
+  FiberHarness h;
+  Instant woke{};
+  const Instant start = h.now();
+  h.spawn([&] {
+    h.scheduler.sleep_for(5s);
+    woke = h.clock.now();
+  });
+  h.run();
+  EXPECT_EQ(woke - start, Duration(5s));
+}
+
+TEST(Scheduler, SleepersWakeInDeadlineOrder) {
+  FiberHarness h;
+  std::vector<int> order;
+  for (int i : {3, 1, 2}) {
+    h.spawn([&, i] {
+      h.scheduler.sleep_for(std::chrono::milliseconds(i * 10));
+      order.push_back(i);
+    });
+  }
+  h.run();
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+}
+
+TEST(Scheduler, JoinWaitsForCompletion) {
+  FiberHarness h;
+  bool child_done = false;
+  bool joined_after = false;
+  h.spawn([&] {
+    FiberRef child = h.scheduler.spawn("child", [&] {
+      h.scheduler.sleep_for(1s);
+      child_done = true;
+    });
+    h.scheduler.join(child);
+    joined_after = child_done;
+    EXPECT_TRUE(child.done());
+  });
+  h.run();
+  EXPECT_TRUE(joined_after);
+}
+
+TEST(Scheduler, KillAllUnwindsParkedFibersAndRunsDestructors) {
+  FiberHarness h;
+  int destroyed = 0;
+  struct Counter {
+    int* count;
+    ~Counter() { ++*count; }
+  };
+  WaitQueue never(h.scheduler);
+  for (int i = 0; i < 3; ++i) {
+    h.spawn([&] {
+      Counter c{&destroyed};
+      never.wait();
+      ADD_FAILURE() << "a killed fiber continued";
+    });
+  }
+  h.spawn([&] {
+    Counter c{&destroyed};
+    h.scheduler.sleep_for(1h);  // a pending timer must be cancelled by the unwind
+  });
+  h.world.run_for(1s);
+  EXPECT_EQ(h.scheduler.live_fibers(), 4u);
+  h.scheduler.kill_all();
+  EXPECT_EQ(destroyed, 4);
+  EXPECT_EQ(h.scheduler.live_fibers(), 0u);
+  EXPECT_TRUE(never.empty());
+  EXPECT_EQ(h.world.pending_events(), 0u);  // the sleeper's timer is gone
+  // The node can boot again after a kill.
+  bool rebooted = false;
+  h.spawn([&] { rebooted = true; });
+  h.run();
+  EXPECT_TRUE(rebooted);
+}
+
+TEST(Scheduler, FiberSpawnedNeverRunKilledCleanly) {
+  FiberHarness h;
+  bool ran = false;
+  h.spawn([&] { ran = true; });
+  h.scheduler.kill_all();
+  EXPECT_FALSE(ran);
+  EXPECT_EQ(h.scheduler.live_fibers(), 0u);
+}
+
+TEST(WaitQueue, TimedWaitTimesOutAndNotifyWakes) {
+  FiberHarness h;
+  WaitQueue queue(h.scheduler);
+  bool first = true;
+  bool second = false;
+  h.spawn([&] { first = queue.wait_for(100ms); });
+  h.spawn([&] { second = queue.wait_for(10s); });
+  h.spawn([&] {
+    h.scheduler.sleep_for(1s);
+    EXPECT_TRUE(queue.notify_one());
+  });
+  h.run();
+  EXPECT_FALSE(first);
+  EXPECT_TRUE(second);
+  EXPECT_TRUE(queue.empty());
+}
+
+TEST(WaitQueue, NotifyWakesInArrivalOrder) {
+  FiberHarness h(3, /*shuffle=*/false);
+  WaitQueue queue(h.scheduler);
+  std::vector<int> woken;
+  for (int i = 0; i < 4; ++i) {
+    h.spawn([&, i] {
+      queue.wait();
+      woken.push_back(i);
+    });
+  }
+  h.spawn([&] { EXPECT_EQ(queue.notify_all(), 4u); });
+  h.run();
+  EXPECT_EQ(woken, (std::vector<int>{0, 1, 2, 3}));
+}
+
+TEST(Scheduler, DeepStackFitsInFiber) {
+  FiberHarness h;
+  std::function<int(int)> recurse = [&](int depth) -> int {
+    volatile char pad[256];
+    pad[0] = static_cast<char>(depth);
+    return depth == 0 ? pad[0] : recurse(depth - 1) + 1;
+  };
+  int result = 0;
+  h.spawn([&] { result = recurse(200); });
+  h.run();
+  EXPECT_EQ(result, 200);
+}
+
+}  // namespace
+}  // namespace sluice
