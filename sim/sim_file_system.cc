@@ -10,8 +10,9 @@ namespace {
 
 class SimFile final : public File {
  public:
-  SimFile(SimDisk& disk, InodeId inode, std::string path, bool writable)
+  SimFile(SimDisk& disk, const SimFileSystem::Delay& delay, InodeId inode, std::string path, bool writable)
       : disk_(disk),
+        delay_(delay),
         inode_(inode),
         generation_(disk.generation()),
         path_(std::move(path)),
@@ -29,11 +30,13 @@ class SimFile final : public File {
 
   Status append(ByteView data) override {
     SLUICE_TRY(usable_for_writing());
+    wait(DiskOp::kWrite);
     return disk_.write(inode_, path_, std::nullopt, data);
   }
 
   Status pwrite(uint64_t offset, ByteView data) override {
     SLUICE_TRY(usable_for_writing());
+    wait(DiskOp::kWrite);
     return disk_.write(inode_, path_, offset, data);
   }
 
@@ -44,12 +47,14 @@ class SimFile final : public File {
 
   Status truncate(uint64_t size) override {
     SLUICE_TRY(usable_for_writing());
+    wait(DiskOp::kWrite);
     return disk_.truncate(inode_, path_, size);
   }
 
   // fdatasync works on read-only descriptors too.
   Status sync() override {
     SLUICE_TRY(usable());
+    wait(DiskOp::kSync);
     return disk_.sync(inode_, path_);
   }
 
@@ -74,7 +79,12 @@ class SimFile final : public File {
     return Status();
   }
 
+  void wait(DiskOp op) {
+    if (delay_) delay_(op);
+  }
+
   SimDisk& disk_;
+  const SimFileSystem::Delay& delay_;  // the file system's, which outlives its files
   const InodeId inode_;
   const uint64_t generation_;
   const std::string path_;  // its name when opened; a later rename does not follow it (fault matching only)
@@ -87,7 +97,7 @@ class SimFile final : public File {
 Result<std::unique_ptr<File>> SimFileSystem::open(std::string_view path, OpenMode mode) {
   SLUICE_ASSIGN_OR_RETURN(InodeId inode, disk_.open(path, mode));
   return std::unique_ptr<File>(
-      std::make_unique<SimFile>(disk_, inode, std::string(path), mode != OpenMode::kRead));
+      std::make_unique<SimFile>(disk_, delay_, inode, std::string(path), mode != OpenMode::kRead));
 }
 
 }  // namespace sluice

@@ -4,6 +4,7 @@
 // disk lost power after they were opened: a handle never reaches across a power loss.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -15,7 +16,13 @@ namespace sluice {
 
 class SimFileSystem final : public FileSystem {
  public:
+  // Called before each write, truncate, sync and sync_dir. SimNode makes it sleep the calling fiber for a
+  // drawn latency, so that virtual time passes inside I/O and a crash can strike between an append and its
+  // sync. Unset (tests of the disk itself), operations take no time.
+  using Delay = std::function<void(DiskOp)>;
+
   explicit SimFileSystem(SimDisk& disk) : disk_(disk) {}
+  void set_delay(Delay delay) { delay_ = std::move(delay); }
 
   Result<std::unique_ptr<File>> open(std::string_view path, OpenMode mode) override;
   Status remove(std::string_view path) override { return disk_.remove(path); }
@@ -24,7 +31,10 @@ class SimFileSystem final : public FileSystem {
   Status create_dirs(std::string_view dir) override { return disk_.create_dirs(dir); }
   Status remove_dir(std::string_view dir) override { return disk_.remove_dir(dir); }
   Result<bool> exists(std::string_view path) override { return disk_.exists(path); }
-  Status sync_dir(std::string_view dir) override { return disk_.sync_dir(dir); }
+  Status sync_dir(std::string_view dir) override {
+    if (delay_) delay_(DiskOp::kSync);
+    return disk_.sync_dir(dir);
+  }
   // One disk per node: every path reports the same device.
   Result<uint64_t> free_bytes(std::string_view path) override { return disk_.free_bytes(); }
   Result<uint64_t> total_bytes(std::string_view path) override { return disk_.capacity_bytes(); }
@@ -33,6 +43,7 @@ class SimFileSystem final : public FileSystem {
 
  private:
   SimDisk& disk_;
+  Delay delay_;
 };
 
 }  // namespace sluice

@@ -12,6 +12,13 @@ namespace {
 
 // Random::fork stream of each node's disk faults; fixed forever, or old seeds stop replaying.
 constexpr uint64_t kDiskStreamBase = 2000;
+constexpr uint64_t kDiskLatencyStreamBase = 3000;
+
+// Latencies of an NVMe-class device: writes land in the page cache, syncs reach the device.
+Duration disk_latency(DiskOp op, Random& rng) {
+  if (op == DiskOp::kSync) return std::chrono::microseconds(rng.uniform_range(50, 1000));
+  return std::chrono::microseconds(rng.uniform_range(2, 40));
+}
 
 }  // namespace
 
@@ -24,6 +31,7 @@ SimNode::SimNode(SimWorld& world, SimNetwork& network, NodeId id, std::string na
       fs_(std::make_unique<SimFileSystem>(*disk_)),
       clock_(world, id),
       random_(world.node_seed(id)),
+      disk_latency_rng_(world.fault_rng().fork(kDiskLatencyStreamBase + id)),
       log_(name_, level,
            [this] {
              char stamp[48];
@@ -33,6 +41,10 @@ SimNode::SimNode(SimWorld& world, SimNetwork& network, NodeId id, std::string na
            }),
       scheduler_(clock_, &world.schedule_rng()) {
   SLUICE_ASSERT(id != kWorldNode);
+  fs_->set_delay([this](DiskOp op) {
+    // Outside fibers (a checker reading the disk of a node that is down) I/O takes no time.
+    if (scheduler_.in_fiber()) scheduler_.sleep_for(disk_latency(op, disk_latency_rng_));
+  });
 }
 
 SimNode::~SimNode() {

@@ -62,6 +62,7 @@ class SimNode {
   std::unique_ptr<SimFileSystem> fs_;
   SimClock clock_;
   Random random_;
+  Random disk_latency_rng_;
   Logger log_;
   Scheduler scheduler_;
   Network* net_ = nullptr;  // owned by the SimNetwork, the same object across restarts

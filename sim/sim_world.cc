@@ -1,5 +1,8 @@
 #include "sim/sim_world.h"
 
+#include <cinttypes>
+#include <cstdio>
+
 #include "core/base/assert.h"
 #include "core/env/scheduler.h"
 
@@ -134,6 +137,16 @@ bool SimWorld::run_until(const std::function<bool()>& done, Instant deadline) {
   }
   if (now_ < deadline) now_ = deadline;
   return done();
+}
+
+AssertFailureHook simulation_failure_hook(const SimWorld& world, std::string replay_command) {
+  return [&world, replay = std::move(replay_command)] {
+    std::fprintf(stderr,
+                 "simulation failed: seed %" PRIu64 ", virtual time %.6f s, %" PRIu64 " events, %" PRIu64
+                 " fiber steps\nreplay with:\n  %s\n",
+                 world.seed(), to_seconds(world.now().time_since_epoch()), world.events_run(), world.fiber_steps(),
+                 replay.c_str());
+  };
 }
 
 }  // namespace sluice

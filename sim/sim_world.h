@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/base/assert.h"
 #include "core/env/clock.h"
 #include "core/env/random.h"
 
@@ -102,5 +103,9 @@ class SimWorld {
   uint64_t events_run_ = 0;
   uint64_t fiber_steps_ = 0;
 };
+
+// An assertion failure hook for a simulated run: prints the seed, the virtual time and the one command that
+// replays the run. Install it with set_assert_failure_hook for the run's duration.
+AssertFailureHook simulation_failure_hook(const SimWorld& world, std::string replay_command);
 
 }  // namespace sluice

@@ -46,7 +46,7 @@ void client_loop(Env env, const std::string& self, int nodes, History& history) 
       SLUICE_ASSERT(as_chars(*reply) == payload);
       history.acked_by_server[server].insert(payload);
       ++history.acked;
-      env.scheduler.sleep_for(std::chrono::milliseconds(env.random.uniform_range(1, 40)));
+      env.scheduler.sleep_for(std::chrono::microseconds(env.random.uniform_range(0, 3000)));
     }
     if (!stream.ok()) ++history.failed;
     env.scheduler.sleep_for(std::chrono::milliseconds(env.random.uniform_range(20, 200)));
@@ -101,14 +101,23 @@ void schedule_faults(SimCluster& cluster, Duration run) {
   world.schedule_at(power_loss_at + 500ms, kWorldNode, EventKind::kFault, [&victim] { victim.restart(); });
 }
 
+std::string replay_command(const SmokeOptions& options) {
+  return "sluice sim --seed " + std::to_string(options.seed) + " --nodes " + std::to_string(options.nodes) +
+         " --seconds " + std::to_string(options.simulated_seconds);
+}
+
 // Every acknowledged message must be in its server's journal once every node has lost power.
 void check_durability(SimCluster& cluster, const History& history, SmokeResult& result) {
   for (size_t i = 0; i < cluster.size(); ++i) {
     SimNode& node = cluster.node(i);
-    Result<std::vector<Bytes>> records = Journal::read_records(node.fs(), kJournalPath);
+    // Recover the journal as a restarted node would: a torn tail is truncated, the valid prefix kept.
+    Result<std::unique_ptr<Journal>> journal = Journal::open(node.fs(), kJournalPath);
     std::set<std::string> found;
-    if (records.ok()) {
-      for (const Bytes& record : *records) found.insert(std::string(as_chars(record)));
+    if (journal.ok()) {
+      for (const Bytes& record : (*journal)->records()) found.insert(std::string(as_chars(record)));
+      result.torn_bytes_truncated += (*journal)->truncated_bytes();
+    } else {
+      result.violations.push_back(node.name() + "'s journal does not open: " + journal.status().to_string());
     }
     result.journal_records += found.size();
     auto acked = history.acked_by_server.find(node.name());
@@ -131,6 +140,8 @@ SmokeResult run_smoke(const SmokeOptions& options) {
   History history;
   {
     SimCluster cluster(options.seed, options.log_level);
+    AssertFailureHook previous =
+        set_assert_failure_hook(simulation_failure_hook(cluster.world(), replay_command(options)));
     for (int i = 0; i < options.nodes; ++i) cluster.add_node();
     for (size_t i = 0; i < cluster.size(); ++i) cluster.node(i).boot(node_main(options.nodes, history));
     const Duration run = std::chrono::seconds(options.simulated_seconds);
@@ -146,20 +157,21 @@ SmokeResult run_smoke(const SmokeOptions& options) {
     result.events = world.events_run();
     result.fiber_steps = world.fiber_steps();
     result.trace_hash = world.trace_hash();
-    for (size_t i = 0; i < cluster.size(); ++i) result.power_losses += cluster.node(i).disk().stats().power_losses;
+    for (size_t i = 0; i < cluster.size(); ++i) {
+      const SimDiskStats& disk = cluster.node(i).disk().stats();
+      result.power_losses += disk.power_losses;
+      result.torn_writes += disk.torn_writes;
+      result.lost_writes += disk.lost_writes;
+    }
+    set_assert_failure_hook(std::move(previous));
   }
   result.messages_acked = history.acked;
   result.messages_failed = history.failed;
-  result.torn_bytes_truncated = history.torn_bytes;
+  result.torn_bytes_truncated += history.torn_bytes;
   return result;
 }
 
 namespace {
-
-std::string replay_command(const SmokeOptions& options) {
-  return "sluice sim --seed " + std::to_string(options.seed) + " --nodes " + std::to_string(options.nodes) +
-         " --seconds " + std::to_string(options.simulated_seconds);
-}
 
 void print_probes() {
   std::printf("probes:\n");
@@ -175,13 +187,9 @@ int run_smoke_cli(const SmokeOptions& options) {
   set_verify_enabled(true);
   reset_probe_hits();
   const std::string replay = replay_command(options);
-  AssertFailureHook previous = set_assert_failure_hook([&options, replay] {
-    std::fprintf(stderr, "simulation seed %" PRIu64 " failed; replay with:\n  %s\n", options.seed, replay.c_str());
-  });
   const auto wall_start = std::chrono::steady_clock::now();
   const SmokeResult result = run_smoke(options);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  set_assert_failure_hook(std::move(previous));
 
   std::printf("seed: %" PRIu64 "\n", result.seed);
   std::printf("simulated time: %.3f s\n", result.simulated_seconds);
@@ -190,6 +198,8 @@ int run_smoke_cli(const SmokeOptions& options) {
   std::printf("wall time: %.3f s\n", wall);
   std::printf("speed: %.1f simulated s per wall s, %.0f events per wall s\n", result.simulated_seconds / wall,
               static_cast<double>(result.events) / wall);
+  std::printf("disks: %" PRIu64 " power losses, %" PRIu64 " un-synced writes lost, %" PRIu64 " torn\n",
+              result.power_losses, result.lost_writes, result.torn_writes);
   std::printf("messages: %" PRIu64 " acknowledged, %" PRIu64 " failed calls, %" PRIu64
               " journal records after power loss, %" PRIu64 " torn bytes truncated by recovery\n",
               result.messages_acked, result.messages_failed, result.journal_records, result.torn_bytes_truncated);

@@ -31,6 +31,8 @@ struct SmokeResult {
   uint64_t journal_records = 0;   // records found in the journals after the run
   uint64_t torn_bytes_truncated = 0;
   uint64_t power_losses = 0;
+  uint64_t lost_writes = 0;  // un-synced writes the disks dropped at power losses
+  uint64_t torn_writes = 0;  // un-synced writes the disks tore at sector granularity
   std::vector<std::string> violations;  // acknowledged messages missing from a journal, and the like
 };
 
