@@ -195,10 +195,8 @@ void SimDisk::writeback_if_needed(InodeId dir) {
   collect();
 }
 
-void SimDisk::collect() {
-  collect_garbage(inodes_);
-  SLUICE_VERIFY(consistent());
-}
+// The whole-disk consistency check runs at power loss, not here: sync_dir is a hot step.
+void SimDisk::collect() { collect_garbage(inodes_); }
 
 Result<InodeId> SimDisk::open(std::string_view path, OpenMode mode) {
   SLUICE_TRY(inject(DiskOp::kMetadata, path));
@@ -412,7 +410,6 @@ Status SimDisk::sync(InodeId id, std::string_view path) {
   if (!injected.ok()) return fail_file_sync(node, injected);
   node.file.commit_all();
   SLUICE_ASSERT(node.file.unsynced().empty());
-  SLUICE_VERIFY(node.file.consistent());
   ++stats_.syncs;
   return Status();
 }
