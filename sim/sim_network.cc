@@ -312,6 +312,7 @@ void SimNetwork::send(const ConnectionPtr& conn, int from, ChunkKind kind, Bytes
   if (blocked(side.node, conn->side(1 - from).node)) {
     ++pipe.held;
     stats_.bytes_held += size;
+    SLUICE_PROBE("sim_network.bytes_held_by_partition");
     SLUICE_ASSERT(pipe.held == pipe.chunks.size());
     return;
   }
@@ -430,6 +431,7 @@ void SimNetwork::break_side(const ConnectionPtr& conn, int index) {
   if (side.broken()) return;
   side.reset = true;
   ++stats_.resets;
+  SLUICE_PROBE("sim_network.connection_reset");
   drop(side.out);  // nothing this side sent can be delivered to an end that is gone
   stats_.bytes_dropped += side.inbox_bytes;
   side.inbox.clear();

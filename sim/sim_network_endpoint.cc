@@ -147,6 +147,7 @@ Result<std::unique_ptr<Stream>> SimNetwork::connect(SimEndpoint& endpoint, const
   }
   if (!attempt->finished) {
     ++stats_.connects_timed_out;
+    SLUICE_PROBE("sim_network.connect_timed_out");
     return timed_out("connect to " + attempt->server_address.to_string() + " timed out");
   }
   if (!attempt->status.ok()) return attempt->status;

@@ -264,6 +264,7 @@ void Scheduler::kill_all() {
       fiber->killed = true;
       if (fiber->state == FiberState::kDone) continue;
       SLUICE_ASSERT(fiber->state == FiberState::kReady || fiber->state == FiberState::kParked);
+      if (fiber->state == FiberState::kParked) SLUICE_PROBE("scheduler.killed_parked_fiber");
       fiber->state = FiberState::kReady;
       resume(fiber.get());
       SLUICE_ASSERT(fiber->state == FiberState::kDone);
