@@ -33,11 +33,15 @@ class [[nodiscard]] Status {
  public:
   Status() = default;  // ok
   Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+  // `protocol_error`: the Kafka error code the client should see (core/protocol/error_codes.h); 0 = none.
+  Status(Code code, std::string message, int16_t protocol_error)
+      : code_(code), protocol_error_(protocol_error), message_(std::move(message)) {}
 
   static Status ok_status() { return Status(); }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
+  int16_t protocol_error() const { return protocol_error_; }
   const std::string& message() const { return message_; }
 
   // "NoSpace: segment 00000000000000000042.log: disk full"
@@ -50,6 +54,7 @@ class [[nodiscard]] Status {
 
  private:
   Code code_ = Code::kOk;
+  int16_t protocol_error_ = 0;
   std::string message_;
 };
 

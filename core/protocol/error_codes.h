@@ -1,0 +1,55 @@
+// Kafka error codes: one X-macro table (name, number, retriable, message), FoundationDB's manner. Storage and the
+// protocol layer attach these to a Status (Status::protocol_error) so that a handler answers with the exact code.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "core/base/status.h"
+
+namespace sluice {
+
+// X(name, code, retriable, message)
+#define SLUICE_KAFKA_ERRORS(X)                                                                                 \
+  X(kUnknownServerError, -1, false, "The server experienced an unexpected error")                              \
+  X(kNone, 0, false, "")                                                                                       \
+  X(kOffsetOutOfRange, 1, false, "The requested offset is not within the range of offsets")                    \
+  X(kCorruptMessage, 2, true, "The message failed its CRC check, exceeded the valid size, or is otherwise corrupt") \
+  X(kUnknownTopicOrPartition, 3, true, "This server does not host this topic-partition")                       \
+  X(kInvalidFetchSize, 4, false, "The requested fetch size is invalid")                                         \
+  X(kNotLeaderOrFollower, 6, true, "This server is not the leader for that topic-partition")                   \
+  X(kRequestTimedOut, 7, true, "The request timed out")                                                         \
+  X(kMessageTooLarge, 10, false, "The request included a message larger than the max message size")           \
+  X(kInvalidTopicException, 17, false, "The request attempted to perform an operation on an invalid topic")    \
+  X(kRecordListTooLarge, 18, false, "The request included a message batch larger than the segment size")       \
+  X(kNotEnoughReplicas, 19, true, "Messages are rejected since there are fewer in-sync replicas than required")  \
+  X(kInvalidRequiredAcks, 21, false, "Produce request specified an invalid value for required acks")           \
+  X(kInvalidTimestamp, 32, false, "The timestamp of the message is out of acceptable range")                    \
+  X(kUnsupportedVersion, 35, false, "The version of API is not supported")                                      \
+  X(kTopicAlreadyExists, 36, false, "Topic with this name already exists")                                      \
+  X(kInvalidPartitions, 37, false, "Number of partitions is below 1")                                           \
+  X(kInvalidReplicationFactor, 38, false, "Replication factor is below 1 or larger than the number of brokers") \
+  X(kInvalidConfig, 40, false, "Configuration is invalid")                                                      \
+  X(kInvalidRequest, 42, false, "This most likely occurs because of a request being malformed")                 \
+  X(kPolicyViolation, 44, false, "Request parameters do not satisfy the configured policy")                     \
+  X(kKafkaStorageError, 56, true, "Disk error when trying to access log file on the disk")                     \
+  X(kInvalidRecord, 87, false, "This record has failed the validation on broker and hence will be rejected")
+
+enum class ErrorCode : int16_t {
+#define SLUICE_KAFKA_ERROR_ENUM(name, code, retriable, message) name = (code),
+  SLUICE_KAFKA_ERRORS(SLUICE_KAFKA_ERROR_ENUM)
+#undef SLUICE_KAFKA_ERROR_ENUM
+};
+
+std::string_view error_name(ErrorCode code);  // "OFFSET_OUT_OF_RANGE"
+std::string_view error_message(ErrorCode code);
+bool error_retriable(ErrorCode code);
+
+// A Status that carries a Kafka error code: `code_kind` is the Status kind callers branch on, `error` what the
+// client is told. Example: kafka_error(ErrorCode::kInvalidRecord, "record 3 has no key (compacted topic)").
+Status kafka_error(ErrorCode error, std::string message);
+// The Kafka error code a Status carries; for Statuses without one, a mapping of its kind (kNoSpace and kIoError →
+// KAFKA_STORAGE_ERROR, kCorruption → CORRUPT_MESSAGE, others → UNKNOWN_SERVER_ERROR; ok → NONE).
+ErrorCode to_error_code(const Status& status);
+
+}  // namespace sluice

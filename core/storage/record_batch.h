@@ -1,0 +1,140 @@
+// Kafka record batches, magic v2, exactly as they travel on the wire and sit in .log files (docs/formats.md).
+//
+//   offset  size  field                      covered by CRC
+//        0     8  base_offset                no   (the log assigns it: set_base_offset)
+//        8     4  batch_length               no   (bytes after this field)
+//       12     4  partition_leader_epoch     no   (raft term later: set_partition_leader_epoch)
+//       16     1  magic (= 2)                no
+//       17     4  crc (CRC32C of bytes 21..) -
+//       21     2  attributes                 yes  (bits 0-2 compression, 3 LogAppendTime, 4 transactional,
+//                                                  5 control, 6 delete horizon set)
+//       23     4  last_offset_delta          yes
+//       27     8  base_timestamp             yes  (the delete horizon when bit 6 is set, KIP-534)
+//       35     8  max_timestamp              yes
+//       43     8  producer_id                yes
+//       51     2  producer_epoch             yes
+//       53     4  base_sequence              yes
+//       57     4  record_count               yes
+//       61     -  records (compressed as a whole when compression != none)
+//
+// Record: varint length, int8 attributes, varlong timestamp_delta, varint offset_delta, varint key_length (-1 =
+// null), key, varint value_length (-1 = null: a tombstone), value, varint header_count, headers (varint key length,
+// key, varint value length, value).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/base/bytes.h"
+#include "core/base/result.h"
+
+namespace sluice::storage {
+
+inline constexpr size_t kBatchHeaderBytes = 61;
+inline constexpr size_t kBatchLogOverheadBytes = 12;  // base_offset + batch_length
+inline constexpr size_t kBatchCrcOffset = 17;
+inline constexpr size_t kBatchCrcCoveredFrom = 21;
+inline constexpr int8_t kMagicV2 = 2;
+
+enum class Compression : uint8_t { kNone = 0, kGzip = 1, kSnappy = 2, kLz4 = 3, kZstd = 4 };
+
+struct BatchHeader {
+  int64_t base_offset = 0;
+  int32_t batch_length = 0;
+  int32_t partition_leader_epoch = -1;
+  int8_t magic = kMagicV2;
+  uint32_t crc = 0;
+  int16_t attributes = 0;
+  int32_t last_offset_delta = 0;
+  int64_t base_timestamp = -1;
+  int64_t max_timestamp = -1;
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+  int32_t base_sequence = -1;
+  int32_t record_count = 0;
+
+  Compression compression() const { return static_cast<Compression>(attributes & 0x07); }
+  bool log_append_time() const { return (attributes & 0x08) != 0; }
+  bool transactional() const { return (attributes & 0x10) != 0; }
+  bool control() const { return (attributes & 0x20) != 0; }
+  bool has_delete_horizon() const { return (attributes & 0x40) != 0; }
+  int64_t last_offset() const { return base_offset + last_offset_delta; }
+  // The whole batch on disk: 12 + batch_length.
+  size_t size_bytes() const { return kBatchLogOverheadBytes + static_cast<size_t>(batch_length); }
+};
+
+struct RecordHeader {
+  std::string key;
+  std::optional<Bytes> value;
+};
+
+struct Record {
+  int8_t attributes = 0;
+  int64_t timestamp = 0;  // absolute: base_timestamp + delta (or max_timestamp under LogAppendTime)
+  int64_t offset = 0;     // absolute: base_offset + delta
+  std::optional<Bytes> key;
+  std::optional<Bytes> value;  // nullopt: a tombstone
+  std::vector<RecordHeader> headers;
+};
+
+// Parses the fixed 61-byte header. Fails (kCorruption) when fewer bytes are given, magic != 2, batch_length is
+// below the header size, or last_offset_delta / record_count are negative. Does not check the CRC.
+Result<BatchHeader> parse_batch_header(ByteView bytes);
+
+// CRC32C of batch[21 .. size_bytes) — what the crc field must hold.
+uint32_t compute_batch_crc(ByteView batch);
+// True when `batch` is exactly one whole batch (size matches batch_length) and its crc field matches.
+bool batch_crc_ok(ByteView batch);
+
+// In-place edits of fields outside the CRC.
+void set_base_offset(MutableByteView batch, int64_t base_offset);
+void set_partition_leader_epoch(MutableByteView batch, int32_t epoch);
+// LogAppendTime: sets the timestamp-type bit and max_timestamp to `timestamp_ms`, then recomputes the CRC.
+void set_log_append_time(MutableByteView batch, int64_t timestamp_ms);
+// KIP-534: sets the delete-horizon bit and base_timestamp = `horizon_ms`, then recomputes the CRC.
+void set_delete_horizon(MutableByteView batch, int64_t horizon_ms);
+
+// Decodes every record (decompressing as needed). Fails with kCorruption on any malformed field, a record count
+// or offset delta that disagrees with the header, or trailing bytes.
+Result<std::vector<Record>> decode_records(ByteView batch);
+
+// Builds one batch from records whose `offset` and `timestamp` are absolute: base_offset = first record's
+// offset, deltas relative to it; base_timestamp = first timestamp, max_timestamp = the largest. The CRC is set.
+struct BatchOptions {
+  Compression compression = Compression::kNone;
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+  int32_t base_sequence = -1;
+  int32_t partition_leader_epoch = -1;
+  bool transactional = false;
+  bool control = false;
+  bool log_append_time = false;
+  std::optional<int64_t> delete_horizon_ms;  // sets bit 6 and base_timestamp
+};
+Result<Bytes> build_batch(const std::vector<Record>& records, const BatchOptions& options = {});
+
+// Splits a buffer of concatenated batches (a produce request's records field or a .log range). Stops at the
+// first incomplete batch; `consumed` tells how many bytes were whole batches.
+struct BatchSpan {
+  BatchHeader header;
+  size_t position = 0;  // of the batch within the buffer
+};
+Result<std::vector<BatchSpan>> split_batches(ByteView buffer, size_t* consumed);
+
+// What a produce request's batches must satisfy before anything is stored (kafka-protocol.md §3). On failure the
+// Status carries the Kafka error (core/protocol/error_codes.h): CORRUPT_MESSAGE for a bad CRC or size,
+// INVALID_RECORD for bad records (unkeyed on a compacted topic, offset deltas out of order, control batches from
+// clients), MESSAGE_TOO_LARGE for a batch over max_message_bytes, INVALID_TIMESTAMP outside the allowed window.
+struct ValidationRules {
+  bool compacted = false;              // cleanup.policy contains compact: every record needs a key
+  int64_t max_message_bytes = 1048588;
+  bool log_append_time = false;        // message.timestamp.type = LogAppendTime: client timestamps are ignored
+  int64_t timestamp_before_max_ms = INT64_MAX;
+  int64_t timestamp_after_max_ms = INT64_MAX;
+  int64_t now_ms = 0;
+};
+Status validate_produce_batch(ByteView batch, const ValidationRules& rules);
+
+}  // namespace sluice::storage
