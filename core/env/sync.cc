@@ -23,13 +23,10 @@ bool Event::wait_for(Duration timeout) {
 }
 
 void Mutex::lock() {
-  if (!locked_) {
-    locked_ = true;
-    return;
-  }
-  // unlock() hands the mutex straight to the woken waiter: it stays locked across the hand-off.
-  waiters_.wait();
-  SLUICE_ASSERT(locked_);
+  // No hand-off: a woken waiter competes again. A hand-off would leave the mutex locked forever when the
+  // fiber it was handed to is killed before it runs (a node crash unwinds every fiber at its wait point).
+  while (locked_) waiters_.wait();
+  locked_ = true;
 }
 
 bool Mutex::try_lock() {
@@ -40,7 +37,8 @@ bool Mutex::try_lock() {
 
 void Mutex::unlock() {
   SLUICE_ASSERT_MSG(locked_, "unlock of a mutex that is not locked");
-  if (!waiters_.notify_one()) locked_ = false;
+  locked_ = false;
+  waiters_.notify_one();
 }
 
 namespace {

@@ -30,7 +30,8 @@ class Event {
   WaitQueue waiters_;
 };
 
-// A fiber mutex: FIFO hand-off, so a releasing fiber cannot starve the waiters by re-locking.
+// A fiber mutex. Waiters are woken in arrival order but compete with fibers that arrive meanwhile (no
+// hand-off, so that killing a woken waiter cannot leave the mutex locked).
 class Mutex {
  public:
   explicit Mutex(Scheduler& scheduler) : waiters_(scheduler) {}

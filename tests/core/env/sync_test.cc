@@ -34,6 +34,23 @@ TEST(Mutex, ExcludesAcrossYields) {
   EXPECT_FALSE(mutex.locked());
 }
 
+// A waiter woken by unlock() and then killed before it runs must not leave the mutex locked.
+TEST(Mutex, KillingAWokenWaiterLeavesTheMutexFree) {
+  FiberHarness h(4, /*shuffle=*/false);
+  auto mutex = std::make_unique<Mutex>(h.scheduler);
+  h.spawn([&] {
+    mutex->lock();
+    h.scheduler.yield();  // let both waiters queue up
+    mutex->unlock();      // wakes the first waiter, which has not run when the node dies
+  });
+  for (int i = 0; i < 2; ++i) h.spawn([&] { LockGuard guard(*mutex); });
+  for (int step = 0; step < 4; ++step) ASSERT_TRUE(h.scheduler.run_one());
+  EXPECT_EQ(h.scheduler.ready_count(), 1u);
+  h.scheduler.kill_all();
+  EXPECT_FALSE(mutex->locked());
+  mutex.reset();  // ~Mutex asserts that it is free
+}
+
 TEST(CondVar, WaitsForPredicate) {
   FiberHarness h;
   Mutex mutex(h.scheduler);
