@@ -1,0 +1,53 @@
+// Broker-level storage settings, under Kafka's names where Kafka has them, and the broker defaults of every topic
+// config (log.retention.hours, log.segment.bytes, log.cleanup.policy, ...: each topic key's broker_synonym).
+//
+// Sluice departs from Kafka here on purpose (storage-semantics.md, top):
+//   log.retention.check.interval.ms defaults to 5000, not 300000, so an expired record stops being readable
+//   within seconds;
+//   log.disk.usage.max.percent (default 95) and log.disk.pressure.policy (reject | delete-oldest, default reject)
+//   are Sluice's: above the threshold, appends are refused (reject) or the oldest data goes first (delete-oldest).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "core/base/result.h"
+#include "core/storage/topic_config.h"
+
+namespace sluice::storage {
+
+enum class DiskPressurePolicy : uint8_t { kReject, kDeleteOldest };
+
+struct BrokerStorageConfig {
+  // Bytes of the cleaner's key → offset map per entry: a 16-byte key digest and an 8-byte offset (Kafka's MD5 map).
+  static constexpr int64_t kOffsetMapEntryBytes = 24;
+
+  int64_t log_retention_check_interval_ms = 5000;
+  bool log_cleaner_enable = true;
+  int64_t log_cleaner_backoff_ms = 15000;
+  int64_t log_cleaner_dedupe_buffer_size = 128 * 1024 * 1024;
+  double log_cleaner_io_buffer_load_factor = 0.9;
+  int32_t log_cleaner_io_buffer_size = 512 * 1024;
+  int64_t log_flush_scheduler_interval_ms = std::numeric_limits<int64_t>::max();
+  int32_t log_flush_offset_checkpoint_interval_ms = 60000;
+  int32_t log_flush_start_offset_checkpoint_interval_ms = 60000;
+  int32_t log_disk_usage_max_percent = 95;
+  DiskPressurePolicy log_disk_pressure_policy = DiskPressurePolicy::kReject;
+  // What a topic gets for every key it does not override. Its retention.ms follows Kafka's precedence:
+  // log.retention.ms, else log.retention.minutes, else log.retention.hours (168), a negative result meaning -1;
+  // segment.ms is log.roll.ms else log.roll.hours; segment.jitter.ms is log.roll.jitter.ms else
+  // log.roll.jitter.hours; flush.ms is log.flush.interval.ms else log.flush.scheduler.interval.ms.
+  TopicConfig topic_defaults;
+
+  // Parses the storage keys of a broker's key → string settings. Keys this does not know are left to the broker
+  // (is_storage_key tells them apart). Invalid values give INVALID_CONFIG naming the key and what it accepts.
+  static Result<BrokerStorageConfig> from_map(const std::map<std::string, std::string>& settings);
+
+  // Whether from_map reads `name` (its own knobs and the topic configs' broker synonyms).
+  static bool is_storage_key(std::string_view name);
+};
+
+}  // namespace sluice::storage
