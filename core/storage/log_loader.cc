@@ -1,0 +1,337 @@
+#include "core/storage/log_loader.h"
+
+#include <set>
+#include <vector>
+
+#include "core/base/assert.h"
+#include "core/protocol/error_codes.h"
+
+namespace sluice::storage {
+namespace {
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+Status remove_if_exists(FileSystem& fs, const std::string& path) {
+  Status removed = fs.remove(path);
+  if (removed.code() == Code::kNotFound) return Status();
+  return removed;
+}
+
+Status refuse(const Segment& segment, const SegmentScan& scan, const std::string& dir) {
+  const std::string message = segment.log_path() + ": invalid batch at byte " + std::to_string(scan.valid_bytes) +
+                              " (offset " + std::to_string(scan.next_offset) + "): " + scan.problem +
+                              ". The segment is closed, so this is damage, not a torn tail; the partition is not "
+                              "loaded. Run `sluice log repair " +
+                              dir + "` to truncate at offset " + std::to_string(scan.next_offset) +
+                              " and delete later segments.";
+  return Status(Code::kCorruption, message, static_cast<int16_t>(ErrorCode::kKafkaStorageError));
+}
+
+// The directory's files, sorted out by kind.
+struct Listing {
+  std::set<int64_t> logs;  // bases with a .log
+  std::set<std::string> names;
+};
+
+class Loader {
+ public:
+  Loader(Env env, std::string dir, SegmentConfig config) : env_(env), dir_(std::move(dir)), config_(config) {}
+
+  Result<LoadedLog> load();
+  Result<std::string> repair();
+
+ private:
+  std::string path(std::string_view name) const { return join_path(dir_, name); }
+  Status ensure_dir();
+  Result<Listing> list();
+  Result<std::optional<int64_t>> consume_clean_marker(const Listing& listing);
+  Status clean_temp_files(Listing& listing);
+  Result<bool> finish_swap(int64_t base, Listing& listing);
+  Result<std::shared_ptr<Segment>> load_segment(int64_t base, bool trusted, bool last, const Listing& listing);
+  Status load_segments(const Listing& listing, bool clean, int64_t recovery_point);
+  Status check_order();
+  Status apply_log_start(int64_t state_log_start);
+  Status remove_segment_files(int64_t base);
+  int64_t log_end() const { return loaded_.segments.empty() ? 0 : loaded_.segments.rbegin()->second->next_offset(); }
+
+  Env env_;
+  std::string dir_;
+  SegmentConfig config_;
+  LoadedLog loaded_;
+  std::set<int64_t> recovered_;
+};
+
+Status Loader::ensure_dir() {
+  SLUICE_ASSIGN_OR_RETURN(bool exists, env_.fs.exists(dir_));
+  if (exists) return Status();
+  SLUICE_TRY(env_.fs.create_dirs(dir_));
+  return env_.fs.sync_dir(parent_dir(dir_));
+}
+
+Result<Listing> Loader::list() {
+  SLUICE_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, env_.fs.list(dir_));
+  Listing listing;
+  for (const DirEntry& entry : entries) {
+    if (entry.is_directory) continue;
+    listing.names.insert(entry.name);
+    std::optional<SegmentFileName> parsed = parse_segment_file_name(entry.name);
+    if (parsed.has_value() && parsed->suffix == kLogSuffix) listing.logs.insert(parsed->base_offset);
+  }
+  return listing;
+}
+
+Result<std::optional<int64_t>> Loader::consume_clean_marker(const Listing& listing) {
+  if (listing.names.count(std::string(kCleanShutdownFileName)) == 0) return std::optional<int64_t>();
+  const std::string marker = path(kCleanShutdownFileName);
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file, env_.fs.open(marker, OpenMode::kRead));
+  SLUICE_ASSIGN_OR_RETURN(Bytes bytes, read_whole_file(*file));
+  SLUICE_TRY(file->close());
+  // Gone (durably) before anything is trusted: a crash from here on is an unclean stop.
+  SLUICE_TRY(env_.fs.remove(marker));
+  SLUICE_TRY(env_.fs.sync_dir(dir_));
+  Result<int64_t> end = decode_clean_shutdown(bytes);
+  if (!end.ok()) {
+    env_.log.warn("{}: ignoring a damaged clean-shutdown marker: {}", dir_, end.status().message());
+    return std::optional<int64_t>();
+  }
+  return std::optional<int64_t>(*end);
+}
+
+// A .log.swap is complete once it has its name (the cleaner syncs it as .cleaned first): it replaces every
+// segment whose base lies in its range. One that does not verify is undone (removed).
+Result<bool> Loader::finish_swap(int64_t base, Listing& listing) {
+  const std::string log_swap = segment_file_name(base, std::string(kLogSuffix) + std::string(kSwapSuffix));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file, env_.fs.open(path(log_swap), OpenMode::kRead));
+  SLUICE_ASSIGN_OR_RETURN(SegmentScan scan, scan_log_file(*file, path(log_swap), base,
+                                                          [](const BatchHeader&, uint64_t) { return Status(); }));
+  SLUICE_TRY(file->close());
+  for (std::string_view suffix : {kIndexSuffix, kTimeIndexSuffix}) {
+    SLUICE_TRY(
+        remove_if_exists(env_.fs, path(segment_file_name(base, std::string(suffix) + std::string(kSwapSuffix)))));
+  }
+  if (!scan.clean()) {
+    SLUICE_PROBE("log_loader.swap_undone");
+    env_.log.warn("{}: undoing an invalid swap: {}", dir_, scan.problem);
+    SLUICE_TRY(env_.fs.remove(path(log_swap)));
+    return false;
+  }
+  SLUICE_PROBE("log_loader.swap_completed");
+  for (auto it = listing.logs.lower_bound(base); it != listing.logs.end() && *it < scan.next_offset;) {
+    SLUICE_TRY(remove_segment_files(*it));
+    it = listing.logs.erase(it);
+  }
+  // Its indexes are rebuilt from the .log: they are missing now.
+  SLUICE_TRY(env_.fs.rename(path(log_swap), path(segment_file_name(base, kLogSuffix))));
+  listing.logs.insert(base);
+  return true;
+}
+
+Status Loader::remove_segment_files(int64_t base) {
+  for (std::string_view suffix : {kLogSuffix, kIndexSuffix, kTimeIndexSuffix}) {
+    SLUICE_TRY(remove_if_exists(env_.fs, path(segment_file_name(base, suffix))));
+  }
+  return Status();
+}
+
+Status Loader::clean_temp_files(Listing& listing) {
+  bool changed = false;
+  for (const std::string& name : listing.names) {
+    std::optional<SegmentFileName> parsed = parse_segment_file_name(name);
+    const bool log_swap = parsed.has_value() && parsed->suffix == std::string(kLogSuffix) + std::string(kSwapSuffix);
+    // Index swaps go with their .log.swap (finish_swap); an orphan one is removed like any temporary file.
+    const bool temp = ends_with(name, kCleanedSuffix) || ends_with(name, kDeletedSuffix) ||
+                      (ends_with(name, kSwapSuffix) && !log_swap);
+    if (name == kStateTempFileName || (parsed.has_value() && temp)) {
+      SLUICE_PROBE("log_loader.temp_file_removed");
+      SLUICE_TRY(remove_if_exists(env_.fs, path(name)));
+      ++loaded_.stats.temp_files_removed;
+      changed = true;
+    } else if (log_swap) {
+      SLUICE_ASSIGN_OR_RETURN(bool completed, finish_swap(parsed->base_offset, listing));
+      static_cast<void>(completed);
+      ++loaded_.stats.temp_files_removed;
+      changed = true;
+    }
+  }
+  // Index files whose .log is gone (a deletion that was cut short).
+  for (const std::string& name : listing.names) {
+    std::optional<SegmentFileName> parsed = parse_segment_file_name(name);
+    if (!parsed.has_value() || listing.logs.count(parsed->base_offset) > 0) continue;
+    if (parsed->suffix == kIndexSuffix || parsed->suffix == kTimeIndexSuffix) {
+      SLUICE_TRY(remove_if_exists(env_.fs, path(name)));
+      changed = true;
+    }
+  }
+  if (changed) SLUICE_TRY(env_.fs.sync_dir(dir_));
+  return Status();
+}
+
+Result<std::shared_ptr<Segment>> Loader::load_segment(int64_t base, bool trusted, bool last, const Listing& listing) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Segment> segment, Segment::open(env_, dir_, base, config_));
+  const bool indexes_present = listing.names.count(segment_file_name(base, kIndexSuffix)) > 0 &&
+                               listing.names.count(segment_file_name(base, kTimeIndexSuffix)) > 0;
+  if (trusted) {
+    Status loaded = indexes_present ? segment->load_trusted() : not_found("index missing");
+    if (loaded.ok()) return std::shared_ptr<Segment>(std::move(segment));
+    SLUICE_PROBE("log_loader.index_rebuilt");
+    env_.log.info("{}: rebuilding the indexes of {}: {}", dir_, segment->log_path(), loaded.message());
+    ++loaded_.stats.indexes_rebuilt;
+  }
+  SLUICE_ASSIGN_OR_RETURN(SegmentScan scan, segment->recover());
+  ++loaded_.stats.segments_recovered;
+  recovered_.insert(base);
+  if (!scan.clean()) {
+    if (!last) {
+      SLUICE_PROBE("log_loader.interior_damage_refused");
+      return refuse(*segment, scan, dir_);
+    }
+    SLUICE_PROBE("log_loader.torn_tail_truncated");
+    env_.log.warn("{}: truncating a torn tail of {} bytes: {}", dir_, scan.file_bytes - scan.valid_bytes, scan.problem);
+    SLUICE_TRY(segment->truncate_file_to_valid());
+    loaded_.stats.torn_bytes_truncated += scan.file_bytes - scan.valid_bytes;
+  }
+  return std::shared_ptr<Segment>(std::move(segment));
+}
+
+// Unclean: trust what lies below the segment holding the recovery point, scan from it on.
+Status Loader::load_segments(const Listing& listing, bool clean, int64_t recovery_point) {
+  loaded_.segments.clear();
+  recovered_.clear();
+  int64_t scan_from = listing.logs.empty() ? 0 : *listing.logs.begin();
+  for (int64_t base : listing.logs) {
+    if (base <= recovery_point) scan_from = base;
+  }
+  for (int64_t base : listing.logs) {
+    const bool last = base == *listing.logs.rbegin();
+    const bool trusted = clean || base < scan_from;
+    SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<Segment> segment, load_segment(base, trusted, last, listing));
+    loaded_.segments.emplace(base, std::move(segment));
+  }
+  loaded_.stats.segments_loaded = loaded_.segments.size();
+  return check_order();
+}
+
+Status Loader::check_order() {
+  const Segment* previous = nullptr;
+  for (const auto& [base, segment] : loaded_.segments) {
+    SLUICE_ASSERT(segment->base_offset() == base);
+    if (previous != nullptr && previous->next_offset() > base) {
+      const std::string message = previous->log_path() + " ends at offset " + std::to_string(previous->next_offset()) +
+                                  ", past the base of the next segment " + std::to_string(base) +
+                                  "; the partition is not loaded. Run `sluice log repair " + dir_ + "`.";
+      return Status(Code::kCorruption, message, static_cast<int16_t>(ErrorCode::kKafkaStorageError));
+    }
+    previous = segment.get();
+  }
+  return Status();
+}
+
+Status Loader::apply_log_start(int64_t state_log_start) {
+  int64_t log_start = state_log_start;
+  if (!loaded_.segments.empty()) log_start = std::max(log_start, loaded_.segments.begin()->first);
+  if (!loaded_.segments.empty() && log_end() < log_start) {
+    SLUICE_PROBE("log_loader.log_end_below_log_start");
+    for (auto& [base, segment] : loaded_.segments) SLUICE_TRY(remove_segment_files(base));
+    loaded_.segments.clear();
+  }
+  // Segments deleted before the stop whose removal did not reach the disk.
+  while (loaded_.segments.size() > 1 && loaded_.segments.begin()->second->next_offset() <= log_start) {
+    SLUICE_TRY(remove_segment_files(loaded_.segments.begin()->first));
+    loaded_.segments.erase(loaded_.segments.begin());
+  }
+  loaded_.log_start_offset = log_start;
+  return Status();
+}
+
+Result<LoadedLog> Loader::load() {
+  SLUICE_TRY(ensure_dir());
+  SLUICE_ASSIGN_OR_RETURN(Listing listing, list());
+  SLUICE_ASSIGN_OR_RETURN(std::optional<int64_t> clean_end, consume_clean_marker(listing));
+  SLUICE_ASSIGN_OR_RETURN(std::optional<PartitionState> state, read_partition_state(env_.fs, dir_));
+  SLUICE_TRY(clean_temp_files(listing));
+  SLUICE_ASSIGN_OR_RETURN(listing, list());
+  const int64_t recovery_point = state.has_value() ? state->recovery_point : 0;
+  loaded_.stats.clean_shutdown = clean_end.has_value();
+  Status loaded = load_segments(listing, clean_end.has_value(), recovery_point);
+  if (loaded.ok() && clean_end.has_value() && *clean_end != log_end()) {
+    SLUICE_PROBE("log_loader.clean_marker_disagrees");
+    env_.log.warn("{}: clean-shutdown marker says log end {}, files say {}: recovering", dir_, *clean_end, log_end());
+    loaded_.stats = LoadStats{};
+    loaded = load_segments(listing, false, recovery_point);
+  }
+  SLUICE_TRY(loaded);
+  SLUICE_TRY(apply_log_start(state.has_value() ? state->log_start_offset : 0));
+  // What the scan accepted may not all be durable yet: sync it, then all of it is below the recovery point.
+  for (int64_t base : recovered_) {
+    auto it = loaded_.segments.find(base);
+    if (it != loaded_.segments.end()) SLUICE_TRY(it->second->flush());
+  }
+  loaded_.recovery_point = log_end();
+  SLUICE_ASSERT(loaded_.segments.empty() || loaded_.log_start_offset <= log_end());
+  return std::move(loaded_);
+}
+
+Result<std::string> Loader::repair() {
+  SLUICE_ASSIGN_OR_RETURN(Listing listing, list());
+  std::string done;
+  int64_t previous_end = -1;
+  for (auto it = listing.logs.begin(); it != listing.logs.end(); ++it) {
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Segment> segment, Segment::open(env_, dir_, *it, config_));
+    SLUICE_ASSIGN_OR_RETURN(SegmentScan scan, segment->recover());
+    const bool overlaps = previous_end > *it;
+    if (scan.clean() && !overlaps) {
+      previous_end = scan.next_offset;
+      continue;
+    }
+    auto later = it;
+    if (overlaps) {
+      done = "removed " + segment->log_path() + " and later segments (overlapping offsets)";
+    } else {
+      SLUICE_TRY(segment->truncate_file_to_valid());
+      SLUICE_TRY(segment->flush());
+      done = "truncated " + segment->log_path() + " at byte " + std::to_string(scan.valid_bytes) + " (offset " +
+             std::to_string(scan.next_offset) + ": " + scan.problem + ")";
+      ++later;
+    }
+    SLUICE_TRY(segment->close());
+    for (; later != listing.logs.end(); ++later) SLUICE_TRY(remove_segment_files(*later));
+    SLUICE_TRY(env_.fs.sync_dir(dir_));
+    return done;
+  }
+  return done;
+}
+
+}  // namespace
+
+Result<LoadedLog> LogLoader::load(Env env, const std::string& dir, const SegmentConfig& config) {
+  return Loader(env, dir, config).load();
+}
+
+Result<std::string> LogLoader::repair(Env env, const std::string& dir, const SegmentConfig& config) {
+  return Loader(env, dir, config).repair();
+}
+
+Status write_partition_state(FileSystem& fs, const std::string& dir, const PartitionState& state) {
+  const std::string temp = join_path(dir, kStateTempFileName);
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file, fs.open(temp, OpenMode::kCreateTruncate));
+  SLUICE_TRY(file->append(encode_partition_state(state)));
+  SLUICE_TRY(file->sync());
+  SLUICE_TRY(file->close());
+  SLUICE_TRY(fs.rename(temp, join_path(dir, kStateFileName)));
+  return fs.sync_dir(dir);
+}
+
+Result<std::optional<PartitionState>> read_partition_state(FileSystem& fs, const std::string& dir) {
+  Result<std::unique_ptr<File>> file = fs.open(join_path(dir, kStateFileName), OpenMode::kRead);
+  if (!file.ok() && file.status().code() == Code::kNotFound) return std::optional<PartitionState>();
+  SLUICE_TRY(file.status());
+  SLUICE_ASSIGN_OR_RETURN(Bytes bytes, read_whole_file(**file));
+  SLUICE_TRY((*file)->close());
+  Result<PartitionState> state = decode_partition_state(bytes);
+  if (!state.ok()) return std::optional<PartitionState>();
+  return std::optional<PartitionState>(*state);
+}
+
+}  // namespace sluice::storage

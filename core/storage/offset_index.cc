@@ -1,0 +1,112 @@
+#include "core/storage/offset_index.h"
+
+#include <algorithm>
+
+#include "core/base/assert.h"
+#include "core/storage/log_format.h"
+
+namespace sluice::storage {
+
+OffsetIndex::OffsetIndex(std::unique_ptr<File> file, std::string path, int64_t base_offset, int64_t max_index_bytes)
+    : file_(std::move(file)), path_(std::move(path)), base_offset_(base_offset), max_entries_(0) {
+  SLUICE_ASSERT(file_ != nullptr);
+  SLUICE_ASSERT(base_offset_ >= 0);
+  set_max_index_bytes(max_index_bytes);
+}
+
+Result<std::unique_ptr<OffsetIndex>> OffsetIndex::open(FileSystem& fs, std::string path, int64_t base_offset,
+                                                       int64_t max_index_bytes) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file, fs.open(path, OpenMode::kCreate));
+  std::unique_ptr<OffsetIndex> index(new OffsetIndex(std::move(file), std::move(path), base_offset, max_index_bytes));
+  SLUICE_TRY(index->load());
+  return index;
+}
+
+void OffsetIndex::set_max_index_bytes(int64_t max_index_bytes) {
+  SLUICE_ASSERT(max_index_bytes >= static_cast<int64_t>(kOffsetIndexEntryBytes));
+  max_entries_ = static_cast<size_t>(max_index_bytes) / kOffsetIndexEntryBytes;
+  SLUICE_ASSERT(max_entries_ >= 1);
+}
+
+// Disk input: anything goes, so nothing here is asserted; a bad file loads empty and is reported.
+Status OffsetIndex::load() {
+  SLUICE_ASSIGN_OR_RETURN(Bytes bytes, read_whole_file(*file_));
+  entries_.clear();
+  intact_ = bytes.size() % kOffsetIndexEntryBytes == 0;
+  for (size_t at = 0; intact_ && at < bytes.size(); at += kOffsetIndexEntryBytes) {
+    Entry entry{static_cast<int32_t>(get_be(bytes.data() + at, 4)),
+                static_cast<uint32_t>(get_be(bytes.data() + at + 4, 4))};
+    const bool increasing = entries_.empty() || (entry.relative_offset > entries_.back().relative_offset &&
+                                                 entry.position > entries_.back().position);
+    if (entry.relative_offset < 0 || !increasing) intact_ = false;
+    entries_.push_back(entry);
+  }
+  if (!intact_) entries_.clear();
+  return Status();
+}
+
+OffsetPosition OffsetIndex::lookup(int64_t target) const {
+  const int64_t relative = target - base_offset_;
+  if (entries_.empty() || relative < entries_.front().relative_offset) return {base_offset_, 0};
+  // First entry with relative_offset > target, then one back.
+  auto it = std::upper_bound(entries_.begin(), entries_.end(), relative,
+                             [](int64_t value, const Entry& e) { return value < e.relative_offset; });
+  SLUICE_ASSERT(it != entries_.begin());
+  --it;
+  SLUICE_ASSERT(base_offset_ + it->relative_offset <= target);
+  return {base_offset_ + it->relative_offset, it->position};
+}
+
+OffsetPosition OffsetIndex::last() const {
+  if (entries_.empty()) return {base_offset_, 0};
+  return {base_offset_ + entries_.back().relative_offset, entries_.back().position};
+}
+
+bool OffsetIndex::consistent_with(uint64_t log_bytes, int64_t next_offset) const {
+  if (!intact_) return false;
+  if (entries_.empty()) return true;
+  return entries_.back().position < log_bytes && base_offset_ + entries_.back().relative_offset < next_offset;
+}
+
+Status OffsetIndex::append(int64_t offset, uint64_t position) {
+  const int64_t relative = offset - base_offset_;
+  SLUICE_ASSERT(relative >= 0);
+  SLUICE_ASSERT(relative <= kMaxRelativeOffset);
+  SLUICE_ASSERT(position <= UINT32_MAX);
+  SLUICE_ASSERT(!full());
+  if (!entries_.empty()) {
+    SLUICE_ASSERT(relative > entries_.back().relative_offset);
+    SLUICE_ASSERT(position > entries_.back().position);
+  }
+  uint8_t bytes[kOffsetIndexEntryBytes];
+  put_be(bytes, static_cast<uint32_t>(relative), 4);
+  put_be(bytes + 4, position, 4);
+  SLUICE_TRY(file_->append(ByteView(bytes, sizeof(bytes))));
+  entries_.push_back(Entry{static_cast<int32_t>(relative), static_cast<uint32_t>(position)});
+  return Status();
+}
+
+Status OffsetIndex::truncate_to(int64_t offset) {
+  const int64_t relative = offset - base_offset_;
+  while (!entries_.empty() && entries_.back().relative_offset >= relative) entries_.pop_back();
+  return truncate_file();
+}
+
+Status OffsetIndex::reset() {
+  entries_.clear();
+  intact_ = true;
+  return truncate_file();
+}
+
+Status OffsetIndex::truncate_file() {
+  const uint64_t size = entries_.size() * kOffsetIndexEntryBytes;
+  SLUICE_ASSIGN_OR_RETURN(uint64_t current, file_->size());
+  if (current != size) SLUICE_TRY(file_->truncate(size));
+  return Status();
+}
+
+Status OffsetIndex::sync() { return file_->sync(); }
+
+Status OffsetIndex::close() { return file_->close(); }
+
+}  // namespace sluice::storage

@@ -1,0 +1,74 @@
+// OffsetIndex: the sparse offset → file position index of one segment (`.index`, docs/formats.md). Entries live
+// in memory (a vector) and are appended to the file as they are made; the file is only a cache of what a scan
+// of the .log would rebuild, so a damaged one is rebuilt, never trusted blindly (Segment does that).
+//
+// Owned by its Segment; called only by the fiber that holds the owning log's append lock (writes) or by any
+// fiber of the node (lookups).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/base/result.h"
+#include "core/env/file_system.h"
+
+namespace sluice::storage {
+
+struct OffsetPosition {
+  int64_t offset = 0;
+  uint64_t position = 0;
+};
+
+class OffsetIndex {
+ public:
+  // Opens the index at `path`, creating it when missing. A file that is not a whole number of entries or whose
+  // entries are not strictly increasing loads as empty with intact() false: the caller rebuilds it.
+  static Result<std::unique_ptr<OffsetIndex>> open(FileSystem& fs, std::string path, int64_t base_offset,
+                                                   int64_t max_index_bytes);
+
+  int64_t base_offset() const { return base_offset_; }
+  const std::string& path() const { return path_; }
+  size_t entry_count() const { return entries_.size(); }
+  size_t max_entries() const { return max_entries_; }
+  // Kafka's isFull: no room for another entry under segment.index.bytes.
+  bool full() const { return entries_.size() >= max_entries_; }
+  bool intact() const { return intact_; }
+  void set_max_index_bytes(int64_t max_index_bytes);
+
+  // The greatest entry with offset <= target; {base_offset, 0} when there is none.
+  OffsetPosition lookup(int64_t target) const;
+  // The last entry, or {base_offset, 0} when empty.
+  OffsetPosition last() const;
+  // True when every entry points inside a log of `log_bytes` and below `next_offset` (a cheap sanity check
+  // after loading a possibly torn file).
+  bool consistent_with(uint64_t log_bytes, int64_t next_offset) const;
+
+  // REQUIRES: offset > last entry's offset, position > last entry's position (or the index is empty), and the
+  // relative offset fits in int32.
+  Status append(int64_t offset, uint64_t position);
+  // Drops every entry with offset >= `offset`.
+  Status truncate_to(int64_t offset);
+  Status reset();
+  Status sync();
+  Status close();
+
+ private:
+  struct Entry {
+    int32_t relative_offset;
+    uint32_t position;
+  };
+  OffsetIndex(std::unique_ptr<File> file, std::string path, int64_t base_offset, int64_t max_index_bytes);
+  Status load();
+  Status truncate_file();
+
+  std::unique_ptr<File> file_;
+  std::string path_;
+  int64_t base_offset_;
+  size_t max_entries_;
+  std::vector<Entry> entries_;
+  bool intact_ = true;
+};
+
+}  // namespace sluice::storage

@@ -1,0 +1,561 @@
+#include "core/storage/partition_log.h"
+
+#include <algorithm>
+
+#include "core/base/assert.h"
+#include "core/protocol/error_codes.h"
+#include "core/storage/log_format.h"
+#include "core/storage/log_loader.h"
+
+namespace sluice::storage {
+
+// Shared by the log and its housekeeping fiber, which may outlive it by one wake-up.
+struct PartitionLog::Background {
+  explicit Background(Scheduler& scheduler) : wake(scheduler) {}
+  PartitionLog* log = nullptr;  // null once the log is gone
+  bool stop = false;
+  bool busy = false;  // inside run_housekeeping: the log must not be destroyed now
+  WaitQueue wake;
+  FiberRef fiber;
+};
+
+// Holds the append lock for a scope. Waiters re-check the flag (no hand-off), so a killed waiter leaves nothing
+// locked behind it.
+class PartitionLog::AppendGuard {
+ public:
+  explicit AppendGuard(PartitionLog& log) : log_(log) {
+    while (log_.append_locked_) log_.append_waiters_.wait();
+    log_.append_locked_ = true;
+  }
+  ~AppendGuard() {
+    SLUICE_ASSERT(log_.append_locked_);
+    log_.append_locked_ = false;
+    log_.append_waiters_.notify_one();
+  }
+  AppendGuard(const AppendGuard&) = delete;
+  AppendGuard& operator=(const AppendGuard&) = delete;
+
+ private:
+  PartitionLog& log_;
+};
+
+namespace {
+
+// flush.ms and file.delete.delay.ms above this are "never" (Kafka's Long.MAX default would overflow an Instant).
+constexpr int64_t kNeverMs = int64_t{1} << 40;
+
+Duration ms(int64_t value) { return std::chrono::milliseconds(value); }
+
+}  // namespace
+
+PartitionLog::PartitionLog(Env env, std::string dir, LogSettings settings)
+    : env_(env), dir_(std::move(dir)), settings_(settings), append_waiters_(env.scheduler), sync_done_(env.scheduler) {
+  SLUICE_ASSERT(settings_.segment_bytes > 0);
+  SLUICE_ASSERT(settings_.segment_ms > 0);
+  SLUICE_ASSERT(settings_.flush_messages > 0);
+  last_flush_ = env_.clock.now();
+}
+
+PartitionLog::~PartitionLog() {
+  if (background_ != nullptr) {
+    SLUICE_ASSERT_MSG(!background_->busy, "a PartitionLog destroyed while its housekeeping runs");
+    background_->log = nullptr;
+    background_->stop = true;
+    background_->wake.notify_all();
+  }
+}
+
+SegmentConfig PartitionLog::segment_config() const {
+  return SegmentConfig{settings_.segment_index_bytes, settings_.index_interval_bytes};
+}
+
+Segment& PartitionLog::active() const {
+  SLUICE_ASSERT(!segments_.empty());
+  return *segments_.rbegin()->second;
+}
+
+Result<std::unique_ptr<PartitionLog>> PartitionLog::open(Env env, std::string dir, LogSettings settings) {
+  std::unique_ptr<PartitionLog> log(new PartitionLog(env, std::move(dir), settings));
+  SLUICE_ASSIGN_OR_RETURN(LoadedLog loaded, LogLoader::load(env, log->dir_, log->segment_config()));
+  log->segments_ = std::move(loaded.segments);
+  log->log_start_offset_ = loaded.log_start_offset;
+  log->load_stats_ = loaded.stats;
+  if (log->segments_.empty()) {
+    // A new log, or one whose every segment lay below the log start: it starts empty at the log start.
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Segment> first,
+                            Segment::create(env, log->dir_, log->log_start_offset_, log->segment_config()));
+    log->segments_.emplace(log->log_start_offset_, std::move(first));
+    ++log->dir_changes_;
+  }
+  const int64_t jitter = std::min(settings.segment_jitter_ms, settings.segment_ms);
+  log->active().set_roll_jitter_ms(jitter > 0 ? static_cast<int64_t>(env.random.uniform(jitter)) : 0);
+  log->log_end_offset_ = log->active().next_offset();
+  log->recovery_point_ = log->log_end_offset_;
+  log->high_watermark_ = settings.high_watermark_follows_log_end ? log->log_end_offset_ : log->log_start_offset_;
+  SLUICE_TRY(log->write_state());  // also syncs the directory (a new first segment)
+  log->verify_invariants();
+  log->start_background();
+  return log;
+}
+
+Status PartitionLog::check_appendable() const {
+  if (closed_) return closed(dir_ + ": the log is closed");
+  return failed_;
+}
+
+Status PartitionLog::fail(Status cause) {
+  SLUICE_ASSERT(!cause.ok());
+  if (failed_.ok()) {
+    env_.log.error("{}: taking the log offline: {}", dir_, cause.message());
+    failed_ = Status(cause.code() == Code::kNoSpace ? Code::kNoSpace : Code::kIoError,
+                     dir_ + ": the log is offline after a disk failure (" + cause.message() + ")",
+                     static_cast<int16_t>(ErrorCode::kKafkaStorageError));
+  }
+  return failed_;
+}
+
+Result<AppendResult> PartitionLog::append(ByteView batches, const AppendOptions& options) {
+  SLUICE_TRY(check_appendable());
+  size_t consumed = 0;
+  Result<std::vector<BatchSpan>> split = split_batches(batches, &consumed);
+  if (!split.ok() || split->empty() || consumed != batches.size()) {
+    return kafka_error(ErrorCode::kCorruptMessage, "append: the input is not a sequence of whole batches");
+  }
+  if (static_cast<int64_t>(batches.size()) > settings_.segment_bytes) {
+    return kafka_error(ErrorCode::kRecordListTooLarge, "a batch set of " + std::to_string(batches.size()) +
+                                                           " bytes exceeds segment.bytes " +
+                                                           std::to_string(settings_.segment_bytes));
+  }
+  Bytes data(batches.begin(), batches.end());
+  std::vector<BatchSpan> spans = std::move(*split);
+  AppendResult result;
+  {
+    AppendGuard lock(*this);
+    SLUICE_TRY(check_appendable());  // closed or failed while this fiber waited for the lock
+    result = assign_offsets(data, spans, options);
+    int64_t incoming_max_timestamp = -1;
+    for (const BatchSpan& span : spans)
+      incoming_max_timestamp = std::max(incoming_max_timestamp, span.header.max_timestamp);
+    if (should_roll(active(), data.size(), incoming_max_timestamp, result.last_offset)) SLUICE_TRY(roll_locked());
+    Status written = active().append(data, spans);
+    if (!written.ok()) return written.code() == Code::kIoError ? fail(written) : written;
+    log_end_offset_ = result.last_offset + 1;
+    ++stats_.appends;
+    advance_high_watermark();
+  }
+  if (settings_.persisted || log_end_offset_ - recovery_point_ >= settings_.flush_messages) {
+    SLUICE_TRY(sync_through(result.last_offset + 1));
+  }
+  SLUICE_ASSERT(!settings_.persisted || recovery_point_ > result.last_offset);
+  result.log_start_offset = log_start_offset_;
+  return result;
+}
+
+AppendResult PartitionLog::assign_offsets(Bytes& data, std::vector<BatchSpan>& spans, const AppendOptions& options) {
+  AppendResult result;
+  result.base_offset = log_end_offset_;
+  if (options.log_append_time) result.log_append_time_ms = to_unix_ms(env_.clock.wall_now());
+  int64_t next = log_end_offset_;
+  for (BatchSpan& span : spans) {
+    MutableByteView bytes(data.data() + span.position, span.header.size_bytes());
+    set_base_offset(bytes, next);
+    if (options.log_append_time) set_log_append_time(bytes, result.log_append_time_ms);
+    Result<BatchHeader> header = parse_batch_header(bytes);
+    SLUICE_ASSERT(header.ok());
+    SLUICE_ASSERT(header->base_offset == next);
+    span.header = *header;
+    next = header->last_offset() + 1;
+  }
+  result.last_offset = next - 1;
+  SLUICE_ASSERT(result.last_offset >= result.base_offset);
+  return result;
+}
+
+void PartitionLog::advance_high_watermark() {
+  if (!settings_.high_watermark_follows_log_end) return;
+  // Persisted: a consumer must not see what a power loss could still take back.
+  const int64_t visible = settings_.persisted ? std::min(recovery_point_, log_end_offset_) : log_end_offset_;
+  high_watermark_ = std::max(high_watermark_, visible);
+  SLUICE_ASSERT(high_watermark_ <= log_end_offset_);
+}
+
+// storage-semantics.md §2, roll rules (a)-(d).
+bool PartitionLog::should_roll(const Segment& segment, uint64_t incoming_bytes, int64_t incoming_max_timestamp,
+                               int64_t last_offset) {
+  if (static_cast<int64_t>(segment.size_bytes()) > settings_.segment_bytes - static_cast<int64_t>(incoming_bytes)) {
+    return true;
+  }
+  if (!segment.empty()) {  // an empty segment never rolls on time
+    const int64_t first = segment.first_batch_max_timestamp();
+    const int64_t waited =
+        first >= 0
+            ? incoming_max_timestamp - first
+            : std::chrono::duration_cast<std::chrono::milliseconds>(env_.clock.now() - segment.created_at()).count();
+    if (waited > settings_.segment_ms - segment.roll_jitter_ms()) {
+      SLUICE_PROBE("partition_log.roll_by_time");
+      return true;
+    }
+  }
+  if (segment.indexes_full()) {
+    SLUICE_PROBE("partition_log.roll_by_index_full");
+    return true;
+  }
+  if (last_offset - segment.base_offset() > kMaxRelativeOffset) {
+    SLUICE_PROBE("partition_log.roll_by_offset_overflow");
+    return true;
+  }
+  return false;
+}
+
+// The old segment is synced before the new one exists: a closed segment on disk is then always whole, which is
+// what lets recovery treat damage in one as damage (not a torn tail).
+Status PartitionLog::roll_locked() {
+  Segment& old = active();
+  SLUICE_ASSERT(!old.empty());
+  SLUICE_ASSERT(old.next_offset() == log_end_offset_);
+  Status sealed = old.seal();
+  if (sealed.ok()) sealed = old.flush();
+  if (!sealed.ok()) return fail(sealed);
+  // Every earlier segment was synced when it was rolled, so everything below the old end is durable.
+  recovery_point_ = std::max(recovery_point_, old.next_offset());
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Segment> next,
+                          Segment::create(env_, dir_, log_end_offset_, segment_config()));
+  const int64_t jitter = std::min(settings_.segment_jitter_ms, settings_.segment_ms);
+  next->set_roll_jitter_ms(jitter > 0 ? static_cast<int64_t>(env_.random.uniform(jitter)) : 0);
+  segments_.emplace(log_end_offset_, std::move(next));
+  ++dir_changes_;
+  advance_high_watermark();
+  SLUICE_TRY(write_state());  // syncs the directory: the new segment's entries are durable
+  verify_invariants();
+  return Status();
+}
+
+Status PartitionLog::roll() {
+  SLUICE_TRY(check_appendable());
+  AppendGuard lock(*this);
+  if (active().empty()) return Status();
+  return roll_locked();
+}
+
+Status PartitionLog::write_state() {
+  SLUICE_ASSERT(recovery_point_ <= log_end_offset_);
+  const uint64_t changes = dir_changes_;
+  Status written = write_partition_state(env_.fs, dir_, PartitionState{log_start_offset_, recovery_point_});
+  if (!written.ok()) return written;
+  dir_synced_ = std::max(dir_synced_, changes);
+  return Status();
+}
+
+// Group commit: one fiber at a time runs a sync round that covers everything written before it started; the
+// others wait for it and check whether it covered them, so N waiting appenders share one round, not N.
+Status PartitionLog::sync_through(int64_t offset) {
+  SLUICE_ASSERT(offset <= log_end_offset_);
+  bool ran = false;
+  bool waited = false;
+  while (recovery_point_ < offset) {
+    SLUICE_TRY(failed_);
+    if (syncing_) {
+      waited = true;
+      sync_done_.wait();
+      continue;
+    }
+    SLUICE_TRY(sync_round());
+    ran = true;
+  }
+  if (waited && !ran) {
+    SLUICE_PROBE("partition_log.group_commit_shared_sync");
+    ++stats_.shared_syncs;
+  }
+  return Status();
+}
+
+Status PartitionLog::sync_round() {
+  SLUICE_ASSERT(!syncing_);
+  syncing_ = true;
+  struct Done {
+    PartitionLog* log;
+    ~Done() {
+      log->syncing_ = false;
+      log->sync_done_.notify_all();
+    }
+  } done{this};
+  const int64_t covered = log_end_offset_;
+  const uint64_t changes = dir_changes_;
+  std::vector<std::shared_ptr<Segment>> dirty;
+  for (const auto& [base, segment] : segments_) {
+    if (segment->dirty()) dirty.push_back(segment);
+  }
+  for (const std::shared_ptr<Segment>& segment : dirty) {
+    Status synced = segment->flush();
+    if (!synced.ok()) return fail(synced);  // fsyncgate: never retry a failed sync and call it durable
+  }
+  if (changes != dir_synced_) {
+    Status synced = env_.fs.sync_dir(dir_);
+    if (!synced.ok()) return fail(synced);
+    dir_synced_ = std::max(dir_synced_, changes);
+  }
+  recovery_point_ = std::max(recovery_point_, covered);
+  last_flush_ = env_.clock.now();
+  ++stats_.sync_rounds;
+  advance_high_watermark();
+  SLUICE_ASSERT(recovery_point_ <= log_end_offset_);
+  return Status();
+}
+
+Status PartitionLog::flush() {
+  SLUICE_TRY(failed_);
+  return sync_through(log_end_offset_);
+}
+
+void PartitionLog::set_high_watermark(int64_t offset) {
+  SLUICE_ASSERT(offset >= 0);
+  SLUICE_ASSERT(offset <= log_end_offset_);
+  high_watermark_ = offset;
+}
+
+Result<ReadResult> PartitionLog::read(int64_t offset, size_t max_bytes, int64_t upper_bound_offset) {
+  if (offset < log_start_offset_ || offset > log_end_offset_) {
+    return kafka_error(ErrorCode::kOffsetOutOfRange, dir_ + ": offset " + std::to_string(offset) + " is outside [" +
+                                                         std::to_string(log_start_offset_) + ", " +
+                                                         std::to_string(log_end_offset_) + "]");
+  }
+  ReadResult result{Bytes(), high_watermark_, log_start_offset_, log_end_offset_};
+  if (offset >= log_end_offset_ || offset >= upper_bound_offset) return result;
+  auto it = segments_.upper_bound(offset);
+  SLUICE_ASSERT(it != segments_.begin());
+  --it;
+  while (it != segments_.end()) {
+    std::shared_ptr<Segment> segment = it->second;  // alive across the suspensions below
+    SLUICE_ASSIGN_OR_RETURN(std::optional<uint64_t> position, segment->find_position(offset));
+    if (position.has_value()) {
+      SLUICE_ASSIGN_OR_RETURN(result.records, segment->read(*position, max_bytes, upper_bound_offset));
+      return result;
+    }
+    // A gap at the end of this segment: the answer is the next segment's first batch. The map may have
+    // changed while this fiber was suspended, so look it up again.
+    it = segments_.upper_bound(segment->base_offset());
+  }
+  return result;
+}
+
+Result<uint64_t> PartitionLog::size_from(int64_t offset) {
+  SLUICE_ASSERT(offset >= log_start_offset_);
+  SLUICE_ASSERT(offset <= log_end_offset_);
+  uint64_t total = 0;
+  for (const std::shared_ptr<Segment>& segment : snapshot()) {
+    if (segment->next_offset() <= offset) continue;
+    uint64_t position = 0;
+    if (segment->base_offset() < offset) {
+      SLUICE_ASSIGN_OR_RETURN(std::optional<uint64_t> found, segment->find_position(offset));
+      position = found.value_or(segment->size_bytes());
+    }
+    SLUICE_ASSERT(position <= segment->size_bytes());
+    total += segment->size_bytes() - position;
+  }
+  return total;
+}
+
+std::vector<std::shared_ptr<Segment>> PartitionLog::snapshot() const {
+  std::vector<std::shared_ptr<Segment>> out;
+  out.reserve(segments_.size());
+  for (const auto& [base, segment] : segments_) out.push_back(segment);
+  return out;
+}
+
+Result<std::optional<OffsetAndTimestamp>> PartitionLog::offset_for_timestamp(int64_t timestamp) {
+  const int64_t log_start = log_start_offset_;
+  const int64_t high_watermark = high_watermark_;
+  for (const std::shared_ptr<Segment>& segment : snapshot()) {
+    if (segment->max_timestamp() < timestamp || segment->next_offset() <= log_start) continue;
+    SLUICE_ASSIGN_OR_RETURN(std::optional<TimestampOffset> found,
+                            segment->find_offset_for_timestamp(timestamp, log_start));
+    if (!found.has_value()) continue;
+    if (found->offset >= high_watermark) break;  // Kafka answers -1 / -1 for a match at or above the HW
+    return std::optional<OffsetAndTimestamp>(OffsetAndTimestamp{found->offset, found->timestamp});
+  }
+  return std::optional<OffsetAndTimestamp>();
+}
+
+Result<std::optional<OffsetAndTimestamp>> PartitionLog::max_timestamp() {
+  int64_t max = -1;
+  for (const std::shared_ptr<Segment>& segment : snapshot()) {
+    if (segment->next_offset() > log_start_offset_) max = std::max(max, segment->max_timestamp());
+  }
+  if (max < 0) return std::optional<OffsetAndTimestamp>();
+  // The first record carrying the max timestamp is the first one at or above it.
+  return offset_for_timestamp(max);
+}
+
+Result<int64_t> PartitionLog::delete_records(int64_t offset) {
+  const int64_t target = offset == -1 ? high_watermark_ : offset;
+  if (target < 0 || target > high_watermark_) {
+    return kafka_error(ErrorCode::kOffsetOutOfRange, dir_ + ": cannot delete records before offset " +
+                                                         std::to_string(offset) + ", the high watermark is " +
+                                                         std::to_string(high_watermark_));
+  }
+  SLUICE_TRY(advance_log_start(target));
+  return log_start_offset_;
+}
+
+Status PartitionLog::advance_log_start(int64_t offset) {
+  SLUICE_ASSERT(offset <= high_watermark_);
+  SLUICE_ASSERT(high_watermark_ <= log_end_offset_);
+  SLUICE_TRY(check_appendable());
+  AppendGuard lock(*this);
+  if (offset <= log_start_offset_) return Status();
+  log_start_offset_ = offset;
+  return write_state();
+}
+
+Result<size_t> PartitionLog::remove_segments_below_log_start() {
+  SLUICE_TRY(check_appendable());
+  AppendGuard lock(*this);
+  size_t removed = 0;
+  while (segments_.size() > 1 && std::next(segments_.begin())->first <= log_start_offset_) {
+    std::shared_ptr<Segment> segment = segments_.begin()->second;
+    segments_.erase(segments_.begin());  // out of the map at once; readers holding it finish their read
+    SLUICE_ASSERT(segment->next_offset() <= log_start_offset_);
+    SLUICE_TRY(segment->rename_files(kDeletedSuffix));
+    const Instant due = env_.clock.now() + ms(std::min(settings_.file_delete_delay_ms, kNeverMs));
+    pending_deletes_.push_back(
+        PendingDelete{due, {segment->log_path(), segment->index_path(), segment->time_index_path()}});
+    ++removed;
+  }
+  if (removed > 0 && background_ != nullptr) background_->wake.notify_all();
+  SLUICE_ASSERT(segments_.begin()->first <= log_start_offset_ || segments_.size() == 1);
+  return removed;
+}
+
+Status PartitionLog::delete_expired_files(Instant now) {
+  for (auto it = pending_deletes_.begin(); it != pending_deletes_.end();) {
+    if (it->due > now) {
+      ++it;
+      continue;
+    }
+    for (const std::string& path : it->paths) {
+      Status removed = env_.fs.remove(path);
+      if (!removed.ok() && removed.code() != Code::kNotFound) return removed;
+    }
+    it = pending_deletes_.erase(it);
+  }
+  return Status();
+}
+
+Status PartitionLog::run_housekeeping(Instant now) {
+  SLUICE_TRY(delete_expired_files(now));
+  if (settings_.flush_ms >= kNeverMs || now - last_flush_ < ms(settings_.flush_ms)) return Status();
+  if (recovery_point_ == log_end_offset_) {
+    last_flush_ = now;  // nothing to sync: the next check is flush.ms from now, not at once
+    return Status();
+  }
+  SLUICE_PROBE("partition_log.flush_by_time");
+  return flush();
+}
+
+std::optional<Instant> PartitionLog::next_housekeeping() const {
+  std::optional<Instant> due;
+  for (const PendingDelete& pending : pending_deletes_) {
+    if (!due.has_value() || pending.due < *due) due = pending.due;
+  }
+  if (settings_.flush_ms < kNeverMs) {
+    const Instant flush_due = last_flush_ + ms(settings_.flush_ms);
+    if (!due.has_value() || flush_due < *due) due = flush_due;
+  }
+  return due;
+}
+
+void PartitionLog::start_background() {
+  SLUICE_ASSERT(background_ == nullptr);
+  background_ = std::make_shared<Background>(env_.scheduler);
+  background_->log = this;
+  std::shared_ptr<Background> shared = background_;
+  Clock& clock = env_.clock;
+  background_->fiber = env_.scheduler.spawn("log-housekeeping", [shared, &clock] {
+    while (!shared->stop) {
+      const std::optional<Instant> due = shared->log->next_housekeeping();
+      if (due.has_value()) {
+        shared->wake.wait_until(std::max(*due, clock.now()));
+      } else {
+        shared->wake.wait();
+      }
+      if (shared->stop) break;
+      shared->busy = true;
+      struct Idle {
+        Background* background;
+        ~Idle() { background->busy = false; }
+      } idle{shared.get()};
+      Status done = shared->log->run_housekeeping(clock.now());
+      if (!done.ok()) shared->log->env_.log.warn("{}: housekeeping failed: {}", shared->log->dir_, done.message());
+    }
+  });
+}
+
+void PartitionLog::stop_background() {
+  if (background_ == nullptr) return;
+  background_->stop = true;
+  background_->wake.notify_all();
+  if (env_.scheduler.in_fiber() && !background_->fiber.done()) env_.scheduler.join(background_->fiber);
+  background_->log = nullptr;
+  background_.reset();
+}
+
+void PartitionLog::update_settings(const LogSettings& settings) {
+  SLUICE_ASSERT(settings.segment_bytes > 0);
+  SLUICE_ASSERT(settings.flush_messages > 0);
+  settings_ = settings;
+  for (const auto& [base, segment] : segments_) segment->set_config(segment_config());
+  if (background_ != nullptr) background_->wake.notify_all();  // flush.ms or the delete delay may have changed
+}
+
+std::vector<SegmentInfo> PartitionLog::segments() const {
+  std::vector<SegmentInfo> out;
+  for (const auto& [base, s] : segments_) {
+    out.push_back(SegmentInfo{base, s->next_offset(), s->size_bytes(), s->max_timestamp(),
+                              s->first_batch_max_timestamp(), s->log_path(), s->index_path(), s->time_index_path()});
+  }
+  return out;
+}
+
+Status PartitionLog::close() {
+  if (closed_) return closed(dir_ + ": the log is closed");
+  stop_background();
+  AppendGuard lock(*this);  // appends in flight finish first
+  closed_ = true;
+  SLUICE_TRY(failed_);  // no marker: the next open recovers
+  while (syncing_) sync_done_.wait();
+  Status sealed = active().seal();
+  if (sealed.ok()) sealed = sync_round();  // the seal dirtied the active segment even when nothing else did
+  SLUICE_TRY(sealed);
+  SLUICE_ASSERT(recovery_point_ == log_end_offset_);
+  SLUICE_TRY(write_state());
+  const std::string marker = join_path(dir_, kCleanShutdownFileName);
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file, env_.fs.open(marker, OpenMode::kCreateTruncate));
+  SLUICE_TRY(file->append(encode_clean_shutdown(log_end_offset_)));
+  SLUICE_TRY(file->sync());
+  SLUICE_TRY(file->close());
+  SLUICE_TRY(env_.fs.sync_dir(dir_));
+  for (const auto& [base, segment] : segments_) SLUICE_TRY(segment->close());
+  return Status();
+}
+
+Result<std::string> PartitionLog::repair(Env env, const std::string& dir) {
+  return LogLoader::repair(env, dir, SegmentConfig{});
+}
+
+void PartitionLog::verify_invariants() const {
+  SLUICE_ASSERT(log_start_offset_ <= log_end_offset_);
+  SLUICE_ASSERT(high_watermark_ <= log_end_offset_);
+  SLUICE_ASSERT(recovery_point_ <= log_end_offset_);
+  SLUICE_ASSERT(active().next_offset() == log_end_offset_);
+  SLUICE_VERIFY(([this] {
+    int64_t previous_end = -1;
+    for (const auto& [base, segment] : segments_) {
+      if (segment->base_offset() != base || base < previous_end) return false;
+      if (segment->next_offset() < base) return false;
+      previous_end = segment->next_offset();
+    }
+    return true;
+  }()));
+}
+
+}  // namespace sluice::storage

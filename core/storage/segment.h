@@ -1,0 +1,148 @@
+// Segment: one `.log` of record batches plus its `.index` and `.timeindex` (docs/formats.md), covering the
+// offsets [base_offset, next_offset). Appends go to the end; reads are by file position, found through the
+// sparse offset index and a walk over batch headers.
+//
+// Ownership and fibers: a PartitionLog owns its segments through shared_ptr, so that a reader that suspended
+// inside a pread keeps a segment alive while it is dropped from the map. Mutating calls (append, truncate_to,
+// seal, recover, flush) come only from the fiber holding the log's append lock, or from the loader before the
+// log is shared; const queries and reads may come from any fiber of the node. Every bound that comes from the
+// file is checked and reported as a Status (kCorruption), never asserted.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "core/base/bytes.h"
+#include "core/base/result.h"
+#include "core/env/env.h"
+#include "core/storage/offset_index.h"
+#include "core/storage/record_batch.h"
+#include "core/storage/time_index.h"
+
+namespace sluice::storage {
+
+struct SegmentConfig {
+  int64_t index_bytes = 10485760;       // segment.index.bytes
+  int64_t index_interval_bytes = 4096;  // index.interval.bytes
+};
+
+// What a full scan of a segment found (Segment::recover).
+struct SegmentScan {
+  uint64_t valid_bytes = 0;  // the valid prefix: the segment now ends here
+  uint64_t file_bytes = 0;   // the .log's size before the scan
+  size_t batches = 0;
+  int64_t next_offset = 0;  // after the last valid batch (the base offset when there is none)
+  std::string problem;      // empty when the whole file is valid
+  bool clean() const { return problem.empty(); }
+};
+
+class Segment {
+ public:
+  // Creates the three files of a new, empty segment (emptied when they exist). Their directory entries are not
+  // synced: the caller syncs the directory.
+  static Result<std::unique_ptr<Segment>> create(Env env, const std::string& dir, int64_t base_offset,
+                                                 const SegmentConfig& config);
+  // Opens the files of an existing segment (index files are created when missing). Nothing is known about its
+  // contents until load_trusted() or recover() runs.
+  static Result<std::unique_ptr<Segment>> open(Env env, const std::string& dir, int64_t base_offset,
+                                               const SegmentConfig& config);
+
+  // Loads without validating batches (a clean shutdown, or data below the recovery point): takes the indexes
+  // as they are and walks the batch headers after the last offset index entry to find the next offset.
+  // kCorruption when the indexes are damaged or a header does not parse: the caller then recovers instead.
+  Status load_trusted();
+  // Scans every batch (header, size within the file, CRC, offsets increasing), rebuilds both indexes and
+  // leaves the segment ending after the last valid batch. The file is not truncated: see truncate_bytes.
+  Result<SegmentScan> recover();
+  // Cuts the .log to `size` (the valid prefix a recover() reported). REQUIRES: size == size_bytes().
+  Status truncate_file_to_valid();
+
+  // Appends batches whose offsets are assigned: `spans` describe them in order within `batches`.
+  // REQUIRES: the first base offset >= next_offset(), offsets strictly increasing, within int32 of the base.
+  // On failure the segment is rolled back to its previous end; a failed rollback is reported as kIoError.
+  Status append(ByteView batches, std::span<const BatchSpan> spans);
+  // Adds the final time index entry (the segment's max timestamp), as Kafka does on roll and close.
+  Status seal();
+  // Syncs the .log and both indexes (fdatasync each).
+  Status flush();
+  // Removes every batch with last offset >= `offset` (a batch containing it goes whole).
+  Status truncate_to(int64_t offset);
+  // Renames the three files to `<name><suffix>` (suffix ".deleted"); the handles stay usable.
+  Status rename_files(std::string_view suffix);
+  Status close();
+
+  // Position of the first batch whose last offset >= target; nullopt when there is none in this segment.
+  Result<std::optional<uint64_t>> find_position(int64_t target) const;
+  // Whole batches from `position`: at least one (even above max_bytes), then as many as fit, none whose last
+  // offset is >= upper_bound_offset. Empty when the first one already reaches the bound.
+  Result<Bytes> read(uint64_t position, size_t max_bytes, int64_t upper_bound_offset) const;
+  // The first record at an offset >= min_offset whose timestamp >= target; nullopt when there is none here.
+  Result<std::optional<TimestampOffset>> find_offset_for_timestamp(int64_t target, int64_t min_offset) const;
+
+  int64_t base_offset() const { return base_offset_; }
+  int64_t next_offset() const { return next_offset_; }
+  uint64_t size_bytes() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  int64_t max_timestamp() const { return max_timestamp_; }
+  int64_t offset_of_max_timestamp() const { return offset_of_max_timestamp_; }
+  // The max timestamp of the first batch (what segment.ms measures from); -1 when empty or unknown.
+  int64_t first_batch_max_timestamp() const { return first_batch_max_timestamp_; }
+  Instant created_at() const { return created_at_; }
+  int64_t roll_jitter_ms() const { return roll_jitter_ms_; }
+  void set_roll_jitter_ms(int64_t jitter_ms) { roll_jitter_ms_ = jitter_ms; }
+  bool indexes_full() const { return offset_index_->full() || time_index_->full(); }
+  bool dirty() const { return writes_ != synced_writes_; }
+  void set_config(const SegmentConfig& config);
+  const OffsetIndex& offset_index() const { return *offset_index_; }
+  const TimeIndex& time_index() const { return *time_index_; }
+  std::string log_path() const;
+  std::string index_path() const;
+  std::string time_index_path() const;
+
+ private:
+  Segment(Env env, std::string dir, int64_t base_offset, const SegmentConfig& config);
+  Status open_files(OpenMode mode);
+  Result<BatchHeader> header_at(uint64_t position) const;
+  // Index maintenance for one batch that now sits at `position` (append and recovery share it).
+  Status index_batch(const BatchHeader& header, uint64_t position);
+  Status rollback(uint64_t size, int64_t next_offset, Status cause);
+  Status walk_tail();
+  Status reset_state();
+  std::string path(std::string_view suffix) const;
+
+  Env env_;
+  std::string dir_;
+  int64_t base_offset_;
+  SegmentConfig config_;
+  std::string suffix_;  // appended to every file name after rename_files
+  std::unique_ptr<File> log_;
+  std::unique_ptr<OffsetIndex> offset_index_;
+  std::unique_ptr<TimeIndex> time_index_;
+  uint64_t size_ = 0;
+  int64_t next_offset_;
+  int64_t max_timestamp_ = -1;
+  int64_t offset_of_max_timestamp_ = -1;
+  int64_t first_batch_max_timestamp_ = -1;
+  uint64_t bytes_since_index_entry_ = 0;
+  Instant created_at_;
+  int64_t roll_jitter_ms_ = 0;
+  uint64_t writes_ = 0;         // mutations of any of the three files
+  uint64_t synced_writes_ = 0;  // writes_ as of the start of the last successful flush
+};
+
+// Scans the batches of a .log file from byte 0 with the checks recover() makes, calling `on_batch` for each
+// valid one (header, position). Stops at the first invalid batch and reports it in `problem`.
+Result<SegmentScan> scan_log_file(File& file, const std::string& name, int64_t base_offset,
+                                  const std::function<Status(const BatchHeader&, uint64_t)>& on_batch);
+
+// The first record of `batch` (one whole batch) at an offset >= min_offset with a timestamp >= target.
+// Uncompressed batches are walked record by record without copying; compressed ones are decoded; under
+// LogAppendTime every record carries the batch's max timestamp.
+Result<std::optional<TimestampOffset>> first_record_at_or_after(ByteView batch, const BatchHeader& header,
+                                                                int64_t target, int64_t min_offset);
+
+}  // namespace sluice::storage

@@ -1,0 +1,107 @@
+#include "core/storage/time_index.h"
+
+#include <algorithm>
+
+#include "core/base/assert.h"
+#include "core/storage/log_format.h"
+
+namespace sluice::storage {
+
+TimeIndex::TimeIndex(std::unique_ptr<File> file, std::string path, int64_t base_offset, int64_t max_index_bytes)
+    : file_(std::move(file)), path_(std::move(path)), base_offset_(base_offset) {
+  SLUICE_ASSERT(file_ != nullptr);
+  SLUICE_ASSERT(base_offset_ >= 0);
+  set_max_index_bytes(max_index_bytes);
+}
+
+Result<std::unique_ptr<TimeIndex>> TimeIndex::open(FileSystem& fs, std::string path, int64_t base_offset,
+                                                   int64_t max_index_bytes) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file, fs.open(path, OpenMode::kCreate));
+  std::unique_ptr<TimeIndex> index(new TimeIndex(std::move(file), std::move(path), base_offset, max_index_bytes));
+  SLUICE_TRY(index->load());
+  return index;
+}
+
+void TimeIndex::set_max_index_bytes(int64_t max_index_bytes) {
+  SLUICE_ASSERT(max_index_bytes >= static_cast<int64_t>(kTimeIndexEntryBytes));
+  max_entries_ = static_cast<size_t>(max_index_bytes) / kTimeIndexEntryBytes;
+  SLUICE_ASSERT(max_entries_ >= 1);
+}
+
+// Disk input: never asserted; a bad file loads empty and is reported through intact().
+Status TimeIndex::load() {
+  SLUICE_ASSIGN_OR_RETURN(Bytes bytes, read_whole_file(*file_));
+  entries_.clear();
+  intact_ = bytes.size() % kTimeIndexEntryBytes == 0;
+  for (size_t at = 0; intact_ && at < bytes.size(); at += kTimeIndexEntryBytes) {
+    Entry entry{static_cast<int64_t>(get_be(bytes.data() + at, 8)),
+                static_cast<int32_t>(get_be(bytes.data() + at + 8, 4))};
+    const bool increasing = entries_.empty() || (entry.timestamp > entries_.back().timestamp &&
+                                                 entry.relative_offset >= entries_.back().relative_offset);
+    if (entry.relative_offset < 0 || !increasing) intact_ = false;
+    entries_.push_back(entry);
+  }
+  if (!intact_) entries_.clear();
+  return Status();
+}
+
+TimestampOffset TimeIndex::lookup_below(int64_t target) const {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), target,
+                             [](const Entry& e, int64_t value) { return e.timestamp < value; });
+  if (it == entries_.begin()) return {-1, base_offset_};
+  --it;
+  SLUICE_ASSERT(it->timestamp < target);
+  return {it->timestamp, base_offset_ + it->relative_offset};
+}
+
+TimestampOffset TimeIndex::last() const {
+  if (entries_.empty()) return {-1, base_offset_};
+  return {entries_.back().timestamp, base_offset_ + entries_.back().relative_offset};
+}
+
+bool TimeIndex::consistent_with(int64_t next_offset) const {
+  if (!intact_) return false;
+  return entries_.empty() || base_offset_ + entries_.back().relative_offset < next_offset;
+}
+
+Status TimeIndex::maybe_append(int64_t timestamp, int64_t offset, bool force) {
+  const int64_t relative = offset - base_offset_;
+  SLUICE_ASSERT(relative >= 0);
+  SLUICE_ASSERT(relative <= INT32_MAX);
+  if (!entries_.empty()) {
+    SLUICE_ASSERT(relative >= entries_.back().relative_offset);
+    if (timestamp <= entries_.back().timestamp) return Status();
+  }
+  SLUICE_ASSERT(force || !full());
+  uint8_t bytes[kTimeIndexEntryBytes];
+  put_be(bytes, static_cast<uint64_t>(timestamp), 8);
+  put_be(bytes + 8, static_cast<uint32_t>(relative), 4);
+  SLUICE_TRY(file_->append(ByteView(bytes, sizeof(bytes))));
+  entries_.push_back(Entry{timestamp, static_cast<int32_t>(relative)});
+  return Status();
+}
+
+Status TimeIndex::truncate_to(int64_t offset) {
+  const int64_t relative = offset - base_offset_;
+  while (!entries_.empty() && entries_.back().relative_offset >= relative) entries_.pop_back();
+  return truncate_file();
+}
+
+Status TimeIndex::reset() {
+  entries_.clear();
+  intact_ = true;
+  return truncate_file();
+}
+
+Status TimeIndex::truncate_file() {
+  const uint64_t size = entries_.size() * kTimeIndexEntryBytes;
+  SLUICE_ASSIGN_OR_RETURN(uint64_t current, file_->size());
+  if (current != size) SLUICE_TRY(file_->truncate(size));
+  return Status();
+}
+
+Status TimeIndex::sync() { return file_->sync(); }
+
+Status TimeIndex::close() { return file_->close(); }
+
+}  // namespace sluice::storage

@@ -1,0 +1,72 @@
+// TimeIndex: the sparse timestamp → offset index of one segment (`.timeindex`, docs/formats.md). An entry
+// (T, O) says: every record at an offset <= O has a timestamp <= T. Entries are strictly increasing in both
+// fields; a new one is added only when the segment's max timestamp grew. Kept in memory and appended to the
+// file; a damaged file is rebuilt by the Segment from its .log.
+//
+// Owned by its Segment; same calling rules as OffsetIndex.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/base/result.h"
+#include "core/env/file_system.h"
+
+namespace sluice::storage {
+
+struct TimestampOffset {
+  int64_t timestamp = -1;
+  int64_t offset = 0;
+};
+
+class TimeIndex {
+ public:
+  // Opens or creates the index at `path`. A file that is not a whole number of entries, or not monotonic,
+  // loads as empty with intact() false.
+  static Result<std::unique_ptr<TimeIndex>> open(FileSystem& fs, std::string path, int64_t base_offset,
+                                                 int64_t max_index_bytes);
+
+  int64_t base_offset() const { return base_offset_; }
+  const std::string& path() const { return path_; }
+  size_t entry_count() const { return entries_.size(); }
+  bool full() const { return entries_.size() >= max_entries_; }
+  bool intact() const { return intact_; }
+  void set_max_index_bytes(int64_t max_index_bytes);
+
+  // The greatest entry whose timestamp is strictly below `target`: every record at or before its offset is
+  // older than `target`, so a search may start right after it. {-1, base_offset} when there is none.
+  TimestampOffset lookup_below(int64_t target) const;
+  // The last entry ({-1, base_offset} when empty): the segment's max timestamp once the segment was sealed.
+  TimestampOffset last() const;
+  bool consistent_with(int64_t next_offset) const;
+
+  // Appends (timestamp, offset) when timestamp is above the last entry's. REQUIRES: offset >= the last entry's
+  // offset; room for it unless `force` (the final entry of a sealed segment may go past the limit, as Kafka's
+  // skipFullCheck).
+  Status maybe_append(int64_t timestamp, int64_t offset, bool force = false);
+  // Drops every entry with offset >= `offset`.
+  Status truncate_to(int64_t offset);
+  Status reset();
+  Status sync();
+  Status close();
+
+ private:
+  struct Entry {
+    int64_t timestamp;
+    int32_t relative_offset;
+  };
+  TimeIndex(std::unique_ptr<File> file, std::string path, int64_t base_offset, int64_t max_index_bytes);
+  Status load();
+  Status truncate_file();
+
+  std::unique_ptr<File> file_;
+  std::string path_;
+  int64_t base_offset_;
+  size_t max_entries_ = 0;
+  std::vector<Entry> entries_;
+  bool intact_ = true;
+};
+
+}  // namespace sluice::storage
