@@ -1,0 +1,133 @@
+#include "core/storage/log_manager.h"
+
+#include <charconv>
+
+#include "core/base/assert.h"
+#include "core/protocol/error_codes.h"
+#include "core/storage/log_config.h"
+
+namespace sluice::storage {
+namespace {
+
+constexpr const char* kConfigFile = "topic.properties";
+
+Result<std::string> read_small_file(FileSystem& fs, const std::string& path) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file, fs.open(path, OpenMode::kRead));
+  SLUICE_ASSIGN_OR_RETURN(uint64_t size, file->size());
+  if (size > (1u << 20)) return corruption(path + ": " + std::to_string(size) + " bytes is too large");
+  std::string text(size, '\0');
+  SLUICE_ASSIGN_OR_RETURN(size_t read, file->pread(0, MutableByteView(reinterpret_cast<uint8_t*>(text.data()), size)));
+  if (read != size) return corruption(path + ": short read");
+  return text;
+}
+
+}  // namespace
+
+std::optional<TopicPartition> parse_partition_dir(std::string_view name) {
+  const size_t dash = name.rfind('-');
+  if (dash == std::string_view::npos || dash == 0 || dash + 1 >= name.size()) return std::nullopt;
+  int32_t partition = 0;
+  const std::string_view digits = name.substr(dash + 1);
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), partition);
+  if (ec != std::errc() || end != digits.data() + digits.size() || partition < 0) return std::nullopt;
+  return TopicPartition{std::string(name.substr(0, dash)), partition};
+}
+
+LogManager::LogManager(Env env, std::string data_dir, BrokerStorageConfig config)
+    : env_(env), data_dir_(std::move(data_dir)), config_(std::move(config)), stop_(env.scheduler) {}
+
+LogManager::~LogManager() {
+  // A node kill unwinds the retention fiber (newer) before this object; otherwise close() stopped it.
+  SLUICE_ASSERT(!started_ || retention_fiber_.done());
+}
+
+Result<std::unique_ptr<LogManager>> LogManager::open(Env env, std::string data_dir, BrokerStorageConfig config) {
+  SLUICE_TRY(env.fs.create_dirs(data_dir));
+  SLUICE_TRY(env.fs.sync_dir(parent_dir(data_dir)));
+  std::unique_ptr<LogManager> manager(new LogManager(env, std::move(data_dir), std::move(config)));
+  SLUICE_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, env.fs.list(manager->data_dir_));
+  for (const DirEntry& entry : entries) {
+    if (!entry.is_directory) continue;
+    if (!parse_partition_dir(entry.name)) {
+      env.log.warn("{}: ignoring directory {} (not <topic>-<partition>)", manager->data_dir_, entry.name);
+      continue;
+    }
+    SLUICE_TRY(manager->load_partition(entry.name));
+  }
+  env.log.info("{}: loaded {} partitions", manager->data_dir_, manager->entries_.size());
+  return manager;
+}
+
+Status LogManager::load_partition(const std::string& name) {
+  const std::optional<TopicPartition> tp = parse_partition_dir(name);
+  SLUICE_ASSERT(tp.has_value());
+  const std::string dir = join_path(data_dir_, name);
+  TopicConfig config = config_.topic_defaults;
+  const std::string config_path = join_path(dir, kConfigFile);
+  SLUICE_ASSIGN_OR_RETURN(bool has_config, env_.fs.exists(config_path));
+  if (has_config) {
+    SLUICE_ASSIGN_OR_RETURN(std::string text, read_small_file(env_.fs, config_path));
+    SLUICE_ASSIGN_OR_RETURN(config, TopicConfig::from_properties(text, config_.topic_defaults));
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<PartitionLog> log, PartitionLog::open(env_, dir, log_settings_for(config)));
+  entries_.emplace(*tp, Entry{std::move(config), std::move(log)});
+  return Status();
+}
+
+Status LogManager::write_config(const TopicPartition& tp, const TopicConfig& config) {
+  const std::string dir = join_path(data_dir_, tp.dir_name());
+  const std::string path = join_path(dir, kConfigFile);
+  const std::string temp = path + ".tmp";
+  const std::string text = config.to_properties();
+  {
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file, env_.fs.open(temp, OpenMode::kCreateTruncate));
+    SLUICE_TRY(file->append(as_bytes(text)));
+    SLUICE_TRY(file->sync());
+    SLUICE_TRY(file->close());
+  }
+  SLUICE_TRY(env_.fs.rename(temp, path));
+  return env_.fs.sync_dir(dir);
+}
+
+Result<PartitionLog*> LogManager::create_partition(const TopicPartition& tp, const TopicConfig& config) {
+  if (closed_) return closed("log manager is closed");
+  if (entries_.count(tp)) return already_exists("partition " + tp.to_string() + " exists");
+  if (!parse_partition_dir(tp.dir_name())) return invalid_argument("bad partition name " + tp.to_string());
+  const std::string dir = join_path(data_dir_, tp.dir_name());
+  SLUICE_TRY(env_.fs.create_dirs(dir));
+  SLUICE_TRY(env_.fs.sync_dir(data_dir_));
+  SLUICE_TRY(write_config(tp, config));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<PartitionLog> log, PartitionLog::open(env_, dir, log_settings_for(config)));
+  PartitionLog* raw = log.get();
+  entries_.emplace(tp, Entry{config, std::move(log)});
+  env_.log.info("created partition {} ({})", tp.to_string(),
+                config.durability == Durability::kPersisted ? "persisted" : "replicated");
+  return raw;
+}
+
+PartitionLog* LogManager::find(const TopicPartition& tp) const {
+  auto it = entries_.find(tp);
+  return it == entries_.end() ? nullptr : it->second.log.get();
+}
+
+const TopicConfig* LogManager::topic_config(const TopicPartition& tp) const {
+  auto it = entries_.find(tp);
+  return it == entries_.end() ? nullptr : &it->second.config;
+}
+
+std::vector<TopicPartition> LogManager::partitions() const {
+  std::vector<TopicPartition> out;
+  for (const auto& [tp, entry] : entries_) out.push_back(tp);
+  return out;
+}
+
+Status LogManager::alter_config(const TopicPartition& tp, const TopicConfig& config) {
+  auto it = entries_.find(tp);
+  if (it == entries_.end()) return kafka_error(ErrorCode::kUnknownTopicOrPartition, tp.to_string());
+  SLUICE_TRY(write_config(tp, config));
+  it->second.config = config;
+  it->second.log->update_settings(log_settings_for(config));
+  return Status();
+}
+
+}  // namespace sluice::storage

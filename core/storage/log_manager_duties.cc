@@ -1,0 +1,124 @@
+// LogManager's broker-wide duties: disk pressure on append, the retention check, and closing.
+#include "core/base/assert.h"
+#include "core/protocol/error_codes.h"
+#include "core/storage/log_config.h"
+#include "core/storage/log_manager.h"
+
+namespace sluice::storage {
+namespace {
+
+// Percent of the data directory's file system in use, rounded down.
+Result<int64_t> usage_percent(FileSystem& fs, const std::string& dir) {
+  SLUICE_ASSIGN_OR_RETURN(uint64_t total, fs.total_bytes(dir));
+  SLUICE_ASSIGN_OR_RETURN(uint64_t free, fs.free_bytes(dir));
+  if (total == 0) return int64_t{0};
+  SLUICE_ASSERT(free <= total);
+  return static_cast<int64_t>((total - free) * 100 / total);
+}
+
+}  // namespace
+
+Result<AppendResult> LogManager::append(const TopicPartition& tp, ByteView batches) {
+  if (closed_) return closed("log manager is closed");
+  auto it = entries_.find(tp);
+  if (it == entries_.end()) return kafka_error(ErrorCode::kUnknownTopicOrPartition, tp.to_string());
+  SLUICE_TRY(check_disk_pressure(tp));
+  AppendOptions options;
+  options.log_append_time = it->second.config.message_timestamp_type == MessageTimestampType::kLogAppendTime;
+  Result<AppendResult> appended = it->second.log->append(batches, options);
+  if (!appended.ok() && appended.status().code() == Code::kNoSpace) {
+    ++appends_refused_for_space_;
+    env_.log.warn("{}: append refused, the disk is full: {}", tp.to_string(), appended.status().to_string());
+    return kafka_error(ErrorCode::kKafkaStorageError, appended.status().message());
+  }
+  return appended;
+}
+
+Status LogManager::check_disk_pressure(const TopicPartition& tp) {
+  SLUICE_ASSIGN_OR_RETURN(int64_t used, usage_percent(env_.fs, data_dir_));
+  if (used <= config_.log_disk_usage_max_percent) return Status();
+  if (config_.log_disk_pressure_policy == DiskPressurePolicy::kDeleteOldest) {
+    SLUICE_TRY(free_oldest(tp));
+    SLUICE_ASSIGN_OR_RETURN(used, usage_percent(env_.fs, data_dir_));
+    if (used <= config_.log_disk_usage_max_percent) return Status();
+  }
+  ++appends_refused_for_space_;
+  SLUICE_PROBE("log_manager.append_refused_disk_pressure");
+  const std::string why = "disk usage " + std::to_string(used) + "% is above log.disk.usage.max.percent=" +
+                          std::to_string(config_.log_disk_usage_max_percent) +
+                          ": appends are refused until space is freed; reads keep working";
+  env_.log.warn("{}: {}", tp.to_string(), why);
+  return kafka_error(ErrorCode::kKafkaStorageError, why);
+}
+
+// The opt-in delete-oldest policy: the partition whose oldest closed segment is the oldest loses that segment
+// (its log start moves past it; offsets are never renumbered). Its files go after file.delete.delay.ms.
+Status LogManager::free_oldest(const TopicPartition& requester) {
+  PartitionLog* victim = nullptr;
+  TopicPartition victim_tp;
+  int64_t oldest = INT64_MAX;
+  int64_t end = 0;
+  for (auto& [tp, entry] : entries_) {
+    const std::vector<SegmentInfo> segments = entry.log->segments();
+    if (segments.size() < 2) continue;  // never the active segment
+    const SegmentInfo& first = segments.front();
+    if (first.next_offset > entry.log->high_watermark() || first.max_timestamp >= oldest) continue;
+    oldest = first.max_timestamp;
+    victim = entry.log.get();
+    victim_tp = tp;
+    end = first.next_offset;
+  }
+  if (victim == nullptr) return Status();
+  SLUICE_PROBE("log_manager.deleted_oldest_for_disk_pressure");
+  env_.log.warn("disk pressure (append to {}): deleting the oldest segment of {} (offsets below {})",
+                requester.to_string(), victim_tp.to_string(), end);
+  SLUICE_TRY(victim->advance_log_start(end));
+  return victim->remove_segments_below_log_start().status();
+}
+
+Result<std::map<TopicPartition, RetentionResult>> LogManager::run_retention(int64_t now_ms) {
+  std::map<TopicPartition, RetentionResult> moved;
+  for (auto& [tp, entry] : entries_) {
+    const RetentionLimits limits = retention_limits_for(entry.config);
+    if (!limits.retention_ms && !limits.retention_bytes) continue;
+    Result<RetentionResult> result = enforce_retention(*entry.log, limits, now_ms);
+    if (!result.ok()) {
+      env_.log.warn("{}: retention check failed: {}", tp.to_string(), result.status().to_string());
+      continue;  // the other partitions still get their check
+    }
+    if (result->log_start_after == result->log_start_before) continue;
+    env_.log.info("{}: retention: {}", tp.to_string(), result->reason);
+    moved.emplace(tp, *result);
+  }
+  return moved;
+}
+
+void LogManager::start() {
+  SLUICE_ASSERT(!started_);
+  SLUICE_ASSERT(!closed_);
+  started_ = true;
+  retention_fiber_ = env_.scheduler.spawn("retention", [this] { retention_loop(); });
+}
+
+void LogManager::retention_loop() {
+  const Duration interval = std::chrono::milliseconds(config_.log_retention_check_interval_ms);
+  while (!stop_.wait_for(interval)) {
+    Result<std::map<TopicPartition, RetentionResult>> moved = run_retention(to_unix_ms(env_.clock.wall_now()));
+    SLUICE_ASSERT(moved.ok());  // per-partition failures are logged inside
+  }
+}
+
+Status LogManager::close() {
+  if (closed_) return closed("log manager is closed");
+  closed_ = true;
+  stop_.set();
+  if (started_) env_.scheduler.join(retention_fiber_);
+  Status first;
+  for (auto& [tp, entry] : entries_) {
+    Status status = entry.log->close();
+    if (!status.ok() && first.ok()) first = status;
+  }
+  return first;
+}
+
+}  // namespace sluice::storage
