@@ -1,0 +1,199 @@
+// The record codec of record_batch.h: decode_records and build_batch. Validation of produced batches is in
+// batch_validation.cc; the per-record reader both share is record_reader.h.
+#include <algorithm>
+#include <climits>
+#include <string>
+
+#include "core/base/assert.h"
+#include "core/base/varint.h"
+#include "core/storage/compression.h"
+#include "core/storage/record_batch.h"
+#include "core/storage/record_reader.h"
+
+namespace sluice::storage {
+namespace {
+
+static_assert(kBatchHeaderBytes == 61);
+static_assert(kBatchCrcOffset + 4 == kBatchCrcCoveredFrom);
+
+// Offsets and timestamps come from the wire: their sums wrap (as in Kafka's Java) instead of being undefined.
+int64_t wrapping_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+int64_t wrapping_sub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+
+Record materialize(const BatchHeader& header, const RecordView& view) {
+  Record record;
+  record.attributes = view.attributes;
+  record.timestamp =
+      header.log_append_time() ? header.max_timestamp : wrapping_add(header.base_timestamp, view.timestamp_delta);
+  record.offset = wrapping_add(header.base_offset, view.offset_delta);
+  if (view.key.has_value()) record.key = Bytes(view.key->begin(), view.key->end());
+  if (view.value.has_value()) record.value = Bytes(view.value->begin(), view.value->end());
+  ByteView headers = view.headers;
+  const Status status = read_record_headers(&headers, view.header_count, &record.headers);
+  SLUICE_ASSERT(status.ok());  // RecordReader checked these very bytes
+  SLUICE_ASSERT(headers.empty());
+  return record;
+}
+
+// --- building ---
+
+void put_be(Bytes* out, uint64_t v, size_t bytes) {
+  for (size_t i = 0; i < bytes; ++i) out->push_back(static_cast<uint8_t>(v >> (8 * (bytes - 1 - i))));
+}
+
+void write_be(uint8_t* p, uint64_t v, size_t bytes) {
+  for (size_t i = 0; i < bytes; ++i) p[bytes - 1 - i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+size_t nullable_size(const std::optional<Bytes>& bytes) {
+  if (!bytes.has_value()) return 1;  // varint -1
+  return varint_size(static_cast<int32_t>(bytes->size())) + bytes->size();
+}
+
+void put_nullable(Bytes* out, const std::optional<Bytes>& bytes) {
+  if (!bytes.has_value()) {
+    put_varint(out, -1);
+    return;
+  }
+  put_varint(out, static_cast<int32_t>(bytes->size()));
+  out->insert(out->end(), bytes->begin(), bytes->end());
+}
+
+bool fits_int32(size_t n) { return n <= static_cast<size_t>(INT32_MAX); }
+
+Status check_sizes(const Record& record) {
+  bool ok = (!record.key.has_value() || fits_int32(record.key->size())) &&
+            (!record.value.has_value() || fits_int32(record.value->size())) && fits_int32(record.headers.size());
+  for (const RecordHeader& header : record.headers) {
+    ok = ok && fits_int32(header.key.size()) && (!header.value.has_value() || fits_int32(header.value->size()));
+  }
+  return ok ? Status() : invalid_argument("record field over 2 GiB");
+}
+
+// Appends one record (length prefix included) with the given deltas.
+Status put_record(Bytes* out, const Record& record, int32_t offset_delta, int64_t timestamp_delta) {
+  SLUICE_TRY(check_sizes(record));
+  size_t body = 1 + varlong_size(timestamp_delta) + varint_size(offset_delta) + nullable_size(record.key) +
+                nullable_size(record.value) + varint_size(static_cast<int32_t>(record.headers.size()));
+  for (const RecordHeader& header : record.headers) {
+    body += varint_size(static_cast<int32_t>(header.key.size())) + header.key.size() + nullable_size(header.value);
+  }
+  if (!fits_int32(body)) return invalid_argument("record over 2 GiB");
+  put_varint(out, static_cast<int32_t>(body));
+  const size_t start = out->size();
+  out->push_back(static_cast<uint8_t>(record.attributes));
+  put_varlong(out, timestamp_delta);
+  put_varint(out, offset_delta);
+  put_nullable(out, record.key);
+  put_nullable(out, record.value);
+  put_varint(out, static_cast<int32_t>(record.headers.size()));
+  for (const RecordHeader& header : record.headers) {
+    put_varint(out, static_cast<int32_t>(header.key.size()));
+    out->insert(out->end(), header.key.begin(), header.key.end());
+    put_nullable(out, header.value);
+  }
+  SLUICE_ASSERT(out->size() - start == body);
+  return Status();
+}
+
+// The records section, uncompressed; `*last_offset_delta` receives the last record's delta.
+Result<Bytes> encode_records(const std::vector<Record>& records, int64_t base_timestamp, int32_t* last_offset_delta) {
+  Bytes section;
+  const int64_t base_offset = records.front().offset;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const Record& record = records[i];
+    if (i > 0 && record.offset <= records[i - 1].offset) {
+      return invalid_argument("record offsets must increase: " + std::to_string(record.offset) + " after " +
+                              std::to_string(records[i - 1].offset));
+    }
+    // Increasing offsets from the base: the difference is positive, so unsigned arithmetic gives it exactly.
+    const uint64_t delta = static_cast<uint64_t>(record.offset) - static_cast<uint64_t>(base_offset);
+    if (delta > static_cast<uint64_t>(INT32_MAX)) return invalid_argument("offset delta over 2^31");
+    *last_offset_delta = static_cast<int32_t>(delta);
+    SLUICE_TRY(put_record(&section, record, *last_offset_delta, wrapping_sub(record.timestamp, base_timestamp)));
+  }
+  return section;
+}
+
+int16_t batch_attributes(const BatchOptions& options) {
+  int attributes = static_cast<int>(options.compression);
+  if (options.log_append_time) attributes |= 0x08;
+  if (options.transactional) attributes |= 0x10;
+  if (options.control) attributes |= 0x20;
+  if (options.delete_horizon_ms.has_value()) attributes |= 0x40;
+  return static_cast<int16_t>(attributes);
+}
+
+}  // namespace
+
+Result<std::vector<Record>> decode_records(ByteView batch) {
+  SLUICE_ASSIGN_OR_RETURN(BatchHeader header, parse_batch_header(batch));
+  if (header.size_bytes() != batch.size()) {
+    return corruption("batch of " + std::to_string(batch.size()) + " bytes declares " +
+                      std::to_string(header.size_bytes()));
+  }
+  Bytes storage;
+  SLUICE_ASSIGN_OR_RETURN(ByteView section, records_section(batch, header, &storage, kMaxDecompressedBytes));
+  std::vector<Record> records;
+  // The declared count is untrusted: reserve no more than the section could hold.
+  records.reserve(std::min(static_cast<size_t>(header.record_count), section.size() / (kMinRecordBodyBytes + 1)));
+  RecordReader reader(section, header.record_count);
+  RecordView view;
+  int64_t previous_delta = -1;
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(bool more, reader.next(&view));
+    if (!more) break;
+    // Compaction leaves gaps, so deltas need only increase and stay within the header's range.
+    if (view.offset_delta <= previous_delta || view.offset_delta > header.last_offset_delta) {
+      return corruption("record " + std::to_string(reader.index()) + " has offset delta " +
+                        std::to_string(view.offset_delta) + " after " + std::to_string(previous_delta) +
+                        " (last offset delta " + std::to_string(header.last_offset_delta) + ")");
+    }
+    previous_delta = view.offset_delta;
+    records.push_back(materialize(header, view));
+  }
+  return records;
+}
+
+Result<Bytes> build_batch(const std::vector<Record>& records, const BatchOptions& options) {
+  if (records.empty()) return invalid_argument("a batch needs at least one record");
+  if (static_cast<uint8_t>(options.compression) > static_cast<uint8_t>(Compression::kZstd)) {
+    return invalid_argument("unknown compression codec");
+  }
+  const int64_t base_timestamp = options.delete_horizon_ms.value_or(records.front().timestamp);
+  int64_t max_timestamp = records.front().timestamp;
+  for (const Record& record : records) max_timestamp = std::max(max_timestamp, record.timestamp);
+  int32_t last_offset_delta = 0;
+  SLUICE_ASSIGN_OR_RETURN(Bytes section, encode_records(records, base_timestamp, &last_offset_delta));
+  if (options.compression != Compression::kNone) {
+    SLUICE_ASSIGN_OR_RETURN(section, compress(options.compression, section));
+  }
+  const size_t batch_length = kBatchHeaderBytes - kBatchLogOverheadBytes + section.size();
+  if (!fits_int32(batch_length)) return invalid_argument("batch over 2 GiB");
+
+  Bytes batch;
+  batch.reserve(kBatchHeaderBytes + section.size());
+  put_be(&batch, static_cast<uint64_t>(records.front().offset), 8);
+  put_be(&batch, batch_length, 4);
+  put_be(&batch, static_cast<uint32_t>(options.partition_leader_epoch), 4);
+  batch.push_back(static_cast<uint8_t>(kMagicV2));
+  put_be(&batch, 0, 4);  // the CRC, written last
+  put_be(&batch, static_cast<uint16_t>(batch_attributes(options)), 2);
+  put_be(&batch, static_cast<uint32_t>(last_offset_delta), 4);
+  put_be(&batch, static_cast<uint64_t>(base_timestamp), 8);
+  put_be(&batch, static_cast<uint64_t>(max_timestamp), 8);
+  put_be(&batch, static_cast<uint64_t>(options.producer_id), 8);
+  put_be(&batch, static_cast<uint16_t>(options.producer_epoch), 2);
+  put_be(&batch, static_cast<uint32_t>(options.base_sequence), 4);
+  put_be(&batch, records.size(), 4);
+  SLUICE_ASSERT(batch.size() == kBatchHeaderBytes);
+  batch.insert(batch.end(), section.begin(), section.end());
+  write_be(batch.data() + kBatchCrcOffset, compute_batch_crc(batch), 4);
+  return batch;
+}
+
+}  // namespace sluice::storage
