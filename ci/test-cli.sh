@@ -106,6 +106,27 @@ if [[ -n "${hash_42a}" && -n "${hash_43}" ]]; then
   fi
 fi
 
+# --- log inspect: an empty data directory, a missing one, and --json ---
+mkdir -p "${work}/empty-data"
+run "${QUICK_TIMEOUT_S}" "${work}/inspect.txt" "${sluice}" log inspect "${work}/empty-data"
+if [[ ${status} -eq 0 ]] && grep -q "no partitions" "${work}/inspect.txt"; then
+  pass "sluice log inspect on an empty data directory says so"
+else
+  fail "sluice log inspect on an empty data directory exited ${status}" "${work}/inspect.txt"
+fi
+run "${QUICK_TIMEOUT_S}" "${work}/inspect-missing.txt" "${sluice}" log inspect "${work}/no-such-dir"
+if [[ ${status} -ne 0 ]] && grep -q "NotFound" "${work}/inspect-missing.txt"; then
+  pass "sluice log inspect on a missing directory fails with NotFound"
+else
+  fail "sluice log inspect on a missing directory exited ${status}" "${work}/inspect-missing.txt"
+fi
+run "${QUICK_TIMEOUT_S}" "${work}/inspect-json.txt" "${sluice}" log inspect --json "${work}/empty-data"
+if [[ ${status} -eq 0 ]] && [[ "$(tr -d '[:space:]' < "${work}/inspect-json.txt")" == "[]" ]]; then
+  pass "sluice log inspect --json prints a JSON array"
+else
+  fail "sluice log inspect --json exited ${status}" "${work}/inspect-json.txt"
+fi
+
 # --- serve: a bad address is refused ---
 run "${QUICK_TIMEOUT_S}" "${work}/bad-address.txt" "${sluice}" serve --listen not-an-address \
   --data-dir "${work}/bad-address-data"

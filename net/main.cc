@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/base/log.h"
+#include "net/log_commands.h"
 #include "net/serve.h"
 #include "sim/smoke.h"
 
@@ -34,6 +35,25 @@ void add_sim(CLI::App& app, sluice::SmokeOptions& options, std::string& log_leve
   sim->add_flag("--probes", options.list_probes, "List the probes (rare paths) the run reached and missed");
 }
 
+struct LogOptions {
+  std::string dir;
+  bool json = false;
+};
+
+void add_log(CLI::App& app, LogOptions& options) {
+  CLI::App* log = app.add_subcommand("log", "Offline tools for a data directory or one partition directory.");
+  log->require_subcommand(1);
+  CLI::App* inspect = log->add_subcommand(
+      "inspect", "Show segments (offsets, sizes, time ranges), log start, recovery point, damage, and when retention "
+                 "will evict the oldest data and why it has not yet. Changes nothing.");
+  inspect->add_option("dir", options.dir, "Data directory or partition directory")->required();
+  inspect->add_flag("--json", options.json, "Machine-readable output");
+  CLI::App* repair = log->add_subcommand(
+      "repair", "Truncate a partition at its first damaged batch and delete every later segment (what a refused "
+                "load asks for). Data after the damage is lost.");
+  repair->add_option("dir", options.dir, "Partition directory")->required();
+}
+
 bool resolve_level(const std::string& text, sluice::LogLevel& level) {
   auto parsed = sluice::parse_log_level(text);
   if (!parsed) {
@@ -55,11 +75,17 @@ int main(int argc, char** argv) {
   std::string sim_level = "warn";
   add_serve(app, serve_options, serve_level);
   add_sim(app, sim_options, sim_level);
+  LogOptions log_options;
+  add_log(app, log_options);
   CLI11_PARSE(app, argc, argv);
 
   if (app.got_subcommand("serve")) {
     if (!resolve_level(serve_level, serve_options.log_level)) return 2;
     return sluice::run_serve(serve_options);
+  }
+  if (CLI::App* log = app.get_subcommand("log"); log->parsed()) {
+    if (log->got_subcommand("inspect")) return sluice::run_log_inspect(log_options.dir, log_options.json);
+    return sluice::run_log_repair(log_options.dir);
   }
   if (!resolve_level(sim_level, sim_options.log_level)) return 2;
   return sluice::run_smoke_cli(sim_options);

@@ -86,14 +86,6 @@ void set_log_append_time(MutableByteView batch, int64_t timestamp_ms) {
   rewrite_crc(batch);
 }
 
-void set_delete_horizon(MutableByteView batch, int64_t horizon_ms) {
-  SLUICE_ASSERT(batch.size() >= kBatchHeaderBytes);
-  const uint16_t attributes = static_cast<uint16_t>(read_be(batch.data() + 21, 2)) | 0x40;
-  write_be(batch.data() + 21, attributes, 2);
-  write_be(batch.data() + 27, static_cast<uint64_t>(horizon_ms), 8);
-  rewrite_crc(batch);
-}
-
 Result<std::vector<BatchSpan>> split_batches(ByteView buffer, size_t* consumed) {
   std::vector<BatchSpan> spans;
   size_t position = 0;

@@ -93,8 +93,8 @@ void set_base_offset(MutableByteView batch, int64_t base_offset);
 void set_partition_leader_epoch(MutableByteView batch, int32_t epoch);
 // LogAppendTime: sets the timestamp-type bit and max_timestamp to `timestamp_ms`, then recomputes the CRC.
 void set_log_append_time(MutableByteView batch, int64_t timestamp_ms);
-// KIP-534: sets the delete-horizon bit and base_timestamp = `horizon_ms`, then recomputes the CRC.
-void set_delete_horizon(MutableByteView batch, int64_t horizon_ms);
+// (A KIP-534 delete horizon cannot be set in place: record timestamps are deltas from base_timestamp, which the
+// horizon replaces. The cleaner rebuilds such batches with build_batch and BatchOptions::delete_horizon_ms.)
 
 // Decodes every record (decompressing as needed). Fails with kCorruption on any malformed field, a record count
 // or offset delta that disagrees with the header, or trailing bytes.
