@@ -426,6 +426,44 @@ Result<size_t> PartitionLog::remove_segments_below_log_start() {
   return removed;
 }
 
+Status PartitionLog::replace_segments(int64_t first_base, int64_t end_offset, ByteView cleaned) {
+  SLUICE_TRY(check_appendable());
+  AppendGuard lock(*this);
+  std::vector<std::shared_ptr<Segment>> old;
+  for (auto it = segments_.lower_bound(first_base); it != segments_.end() && it->first < end_offset; ++it)
+    old.push_back(it->second);
+  SLUICE_ASSERT(!old.empty() && old.front()->base_offset() == first_base && segments_.rbegin()->first >= end_offset);
+  SLUICE_ASSERT(!cleaned.empty() || first_base != segments_.begin()->first);
+  const std::string log_name = join_path(dir_, segment_file_name(first_base, kLogSuffix));
+  if (!cleaned.empty()) {
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file,
+                            env_.fs.open(log_name + std::string(kCleanedSuffix), OpenMode::kCreateTruncate));
+    SLUICE_TRY(file->append(cleaned));
+    SLUICE_TRY(file->sync());
+    SLUICE_TRY(file->close());
+    SLUICE_TRY(env_.fs.rename(log_name + std::string(kCleanedSuffix), log_name + std::string(kSwapSuffix)));
+    SLUICE_TRY(env_.fs.sync_dir(dir_));  // from here on recovery finishes the swap
+  }
+  for (const std::shared_ptr<Segment>& segment : old) SLUICE_TRY(segment->rename_files(kDeletedSuffix));
+  std::unique_ptr<Segment> fresh;
+  if (!cleaned.empty()) {
+    SLUICE_TRY(env_.fs.rename(log_name + std::string(kSwapSuffix), log_name));
+    SLUICE_ASSIGN_OR_RETURN(fresh, Segment::open(env_, dir_, first_base, segment_config()));
+    SLUICE_ASSIGN_OR_RETURN(SegmentScan scan, fresh->recover());  // rebuilds both indexes
+    if (!scan.clean()) return fail(Status(Code::kCorruption, log_name + ": cleaned segment: " + scan.problem));
+    SLUICE_TRY(fresh->flush());
+  }
+  SLUICE_TRY(env_.fs.sync_dir(dir_));
+  const Instant due = env_.clock.now() + ms(std::min(settings_.file_delete_delay_ms, kNeverMs));
+  for (const std::shared_ptr<Segment>& segment : old) {
+    segments_.erase(segment->base_offset());  // with the insert below, one step for readers
+    pending_deletes_.push_back(
+        PendingDelete{due, {segment->log_path(), segment->index_path(), segment->time_index_path()}});
+  }
+  if (fresh != nullptr) segments_.emplace(first_base, std::move(fresh));
+  return Status();
+}
+
 Status PartitionLog::delete_expired_files(Instant now) {
   for (auto it = pending_deletes_.begin(); it != pending_deletes_.end();) {
     if (it->due > now) {

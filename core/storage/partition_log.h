@@ -137,6 +137,11 @@ class PartitionLog {
   // Drops every segment, except the active one, whose offsets are all below the log start: out of the map at
   // once, files renamed `.deleted`, unlinked file.delete.delay.ms later. Returns how many went.
   Result<size_t> remove_segments_below_log_start();
+  // The cleaner's swap: replaces the closed segments whose bases lie in [first_base, end_offset) by one segment at
+  // first_base holding `cleaned` (whole batches, same offsets), crash-safely through `.log.cleaned` and
+  // `.log.swap`. Empty `cleaned` drops them. REQUIRES: first_base is a segment base; the active segment is not
+  // covered; `cleaned` is non-empty when first_base is the first segment.
+  Status replace_segments(int64_t first_base, int64_t end_offset, ByteView cleaned);
   // Rolls a new active segment at the log end now (retention of an expired active segment). No-op when the
   // active segment is empty.
   Status roll();

@@ -1,0 +1,48 @@
+// The log cleaner: one compaction pass over one partition (storage-semantics.md §3, DESIGN.md §3).
+//
+// A pass finds the dirty section [first dirty, first uncleanable), gates on the dirty ratio (strictly greater than
+// min.cleanable.dirty.ratio, or max.compaction.lag.ms passed, or forced), maps every key of the dirty section to
+// its latest offset (a bounded map: a full map ends the pass early, at the last mapped offset + 1), then rewrites
+// the closed segments below that end keeping, per key, only the records at or above the mapped offset. Unkeyed
+// records go; tombstones get a KIP-534 delete horizon (now + delete.retention.ms) on the first pass that keeps
+// them and go on the first pass at or after it. Offsets never change. Each rewritten group of segments is swapped
+// in through PartitionLog::replace_segments (crash-safe: `.log.cleaned`, `.log.swap`).
+//
+// Fibers: call from a fiber of the node that opened the log; appends may run concurrently (only closed segments
+// below the high watermark are rewritten).
+#pragma once
+
+#include <cstdint>
+
+#include "core/base/result.h"
+#include "core/storage/partition_log.h"
+
+namespace sluice::storage {
+
+struct CleanerOptions {
+  uint64_t map_memory_bytes = 128ull << 20;       // log.cleaner.dedupe.buffer.size (one thread)
+  double load_factor = 0.9;                       // log.cleaner.io.buffer.load.factor
+  int64_t delete_retention_ms = 86400000;         // delete.retention.ms
+  double min_cleanable_dirty_ratio = 0.5;         // min.cleanable.dirty.ratio
+  int64_t min_compaction_lag_ms = 0;              // min.compaction.lag.ms
+  int64_t max_compaction_lag_ms = INT64_MAX;      // max.compaction.lag.ms
+};
+
+struct CleanResult {
+  bool cleaned = false;             // false: nothing to clean, or gated by the dirty ratio
+  int64_t first_dirty = 0;          // where the dirty section started
+  int64_t first_uncleanable = 0;    // where it ended
+  int64_t cleaned_end = 0;          // the pass covered [log start, cleaned_end): the next first dirty offset
+  double dirty_ratio = 0;
+  bool map_full = false;            // a partial pass
+  int64_t records_removed = 0;
+  int64_t batches_rebuilt = 0;
+  size_t segments_replaced = 0;     // segments swapped out (groups of them become one)
+};
+
+// One pass at wall time `now_ms`. `first_dirty_offset` is the cleaner checkpoint: read, and on a pass moved to
+// the cleaned end.
+Result<CleanResult> clean_once(PartitionLog& log, int64_t& first_dirty_offset, const CleanerOptions& options,
+                               int64_t now_ms, bool force);
+
+}  // namespace sluice::storage
