@@ -1,6 +1,7 @@
 #include "core/storage/time_index.h"
 
-#include <algorithm>
+#include "core/storage/tracked_file.h"
+
 
 #include "core/base/assert.h"
 #include "core/storage/log_format.h"
@@ -8,7 +9,9 @@
 namespace sluice::storage {
 
 TimeIndex::TimeIndex(std::unique_ptr<File> file, std::string path, int64_t base_offset, int64_t max_index_bytes)
-    : file_(std::move(file)), path_(std::move(path)), base_offset_(base_offset) {
+    : file_(std::make_unique<TrackedFile>(std::move(file))),
+      path_(std::move(path)),
+      base_offset_(base_offset) {
   SLUICE_ASSERT(file_ != nullptr);
   SLUICE_ASSERT(base_offset_ >= 0);
   set_max_index_bytes(max_index_bytes);
@@ -76,7 +79,6 @@ Status TimeIndex::maybe_append(int64_t timestamp, int64_t offset, bool force) {
   uint8_t bytes[kTimeIndexEntryBytes];
   put_be(bytes, static_cast<uint64_t>(timestamp), 8);
   put_be(bytes + 8, static_cast<uint32_t>(relative), 4);
-  ++writes_;  // before the write: a failed write still leaves the file in doubt
   SLUICE_TRY(file_->append(ByteView(bytes, sizeof(bytes))));
   entries_.push_back(Entry{timestamp, static_cast<int32_t>(relative)});
   return Status();
@@ -97,22 +99,11 @@ Status TimeIndex::reset() {
 Status TimeIndex::truncate_file() {
   const uint64_t size = entries_.size() * kTimeIndexEntryBytes;
   SLUICE_ASSIGN_OR_RETURN(uint64_t current, file_->size());
-  if (current != size) {
-    ++writes_;
-    SLUICE_TRY(file_->truncate(size));
-  }
+  if (current != size) SLUICE_TRY(file_->truncate(size));
   return Status();
 }
 
-// Most group-commit rounds add no index entry (one per index.interval.bytes): skip their sync. The count is read
-// before the sync, so a write made while this fiber waits for the device is covered by the next round.
-Status TimeIndex::sync() {
-  const uint64_t writes = writes_;
-  if (writes == synced_writes_) return Status();
-  SLUICE_TRY(file_->sync());
-  synced_writes_ = std::max(synced_writes_, writes);
-  return Status();
-}
+Status TimeIndex::sync() { return file_->sync(); }  // a TrackedFile: free when unchanged
 
 Status TimeIndex::close() { return file_->close(); }
 

@@ -61,9 +61,7 @@ class TimeIndex {
   Status load();
   Status truncate_file();
 
-  std::unique_ptr<File> file_;
-  uint64_t writes_ = 1;         // mutations of the file; starts unsynced (a new or reopened file is in doubt)
-  uint64_t synced_writes_ = 0;  // writes_ as of the start of the last successful sync
+  std::unique_ptr<File> file_;  // a TrackedFile, so syncing an unchanged index is free
   std::string path_;
   int64_t base_offset_;
   size_t max_entries_ = 0;
