@@ -10,6 +10,12 @@ std::string parent_dir(std::string_view path) {
   return std::string(path.substr(0, slash));
 }
 
+std::string file_name_of(std::string_view path) {
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  const size_t slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
 std::string join_path(std::string_view dir, std::string_view name) {
   if (dir.empty() || dir == ".") return std::string(name);
   std::string out(dir);
@@ -17,6 +23,15 @@ std::string join_path(std::string_view dir, std::string_view name) {
   while (!name.empty() && name.front() == '/') name.remove_prefix(1);
   out += name;
   return out;
+}
+
+Status write_file_atomically(FileSystem& fs, const std::string& path, const std::string& temp_path, ByteView data) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file, fs.open(temp_path, OpenMode::kCreateTruncate));
+  SLUICE_TRY(file->append(data));
+  SLUICE_TRY(file->sync());
+  SLUICE_TRY(file->close());
+  SLUICE_TRY(fs.rename(temp_path, path));
+  return fs.sync_dir(parent_dir(path));
 }
 
 }  // namespace sluice

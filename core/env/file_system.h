@@ -71,7 +71,13 @@ class FileSystem {
 
 // "a/b/c.log" → "a/b"; "c.log" → ".".
 std::string parent_dir(std::string_view path);
+// "a/b/c.log" → "c.log"; "a/b/" → "b".
+std::string file_name_of(std::string_view path);
 // Joins with exactly one '/'.
 std::string join_path(std::string_view dir, std::string_view name);
+
+// Replaces `path` with `data` so that a crash leaves either the old or the new content: writes `temp_path`,
+// syncs it, renames it over `path` and syncs the directory.
+Status write_file_atomically(FileSystem& fs, const std::string& path, const std::string& temp_path, ByteView data);
 
 }  // namespace sluice

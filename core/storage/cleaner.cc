@@ -33,19 +33,11 @@ ByteView batch_at(const Bytes& data, const BatchSpan& span) {
   return ByteView(data.data() + span.position, span.header.size_bytes());
 }
 
-struct Section {
-  int64_t first_dirty = 0;
-  int64_t first_uncleanable = 0;
-  uint64_t clean_bytes = 0;
-  uint64_t dirty_bytes = 0;
-  bool max_lag_passed = false;
-};
-
 // storage-semantics.md §3: the dirty section and the numbers its gate needs. The active segment never counts.
-Section find_section(const std::vector<SegmentInfo>& segments, int64_t checkpoint, const PartitionLog& log,
-                     const CleanerOptions& options, int64_t now_ms) {
+DirtyReport find_section(const std::vector<SegmentInfo>& segments, int64_t checkpoint, const LogBounds& log,
+                         const CleanerOptions& options, int64_t now_ms) {
   SLUICE_ASSERT(!segments.empty());
-  Section section;
+  DirtyReport section;
   section.first_dirty = std::max(checkpoint, log.log_start_offset());
   int64_t limit = std::min(segments.back().base_offset, log.high_watermark());
   for (size_t i = 0; i + 1 < segments.size(); ++i) {
@@ -72,6 +64,14 @@ Section find_section(const std::vector<SegmentInfo>& segments, int64_t checkpoin
     if (first_ts >= 0 && now_ms - first_ts > options.max_compaction_lag_ms) section.max_lag_passed = true;
   }
   return section;
+}
+
+// The budget, or less when the dirty section cannot hold that many keys (one per offset at most): a small log's
+// pass does not touch 128 MiB.
+uint64_t map_bytes_for(const DirtyReport& section, const CleanerOptions& options) {
+  const auto offsets = static_cast<double>(section.first_uncleanable - section.first_dirty);
+  const auto slots_needed = static_cast<uint64_t>(offsets / options.load_factor) + 2;
+  return std::min(options.map_memory_bytes, slots_needed * KeyOffsetMap::kSlotBytes);
 }
 
 // Maps every key of [from, to) to its latest offset. Returns true when the map filled up before `to`.
@@ -166,57 +166,93 @@ Result<Rewrite> clean_segment(PartitionLog& log, const SegmentInfo& segment, con
   return out;
 }
 
-// Rewrites the closed segments below rules.cleaned_end. A segment left empty joins the next non-empty one (one
-// swap covers them: recovery replaces the segments whose bases lie below the swap's end); trailing empty ones
-// are dropped, except the log's first segment, which stays as it is.
-Status rewrite_segments(PartitionLog& log, const Rules& rules, CleanResult& result) {
-  const std::vector<SegmentInfo> segments = log.segments();
-  const int64_t first_base = segments.front().base_offset;
-  std::vector<int64_t> pending;
+// Cleans segments [first, end) into one: a swap replaces them all (recovery replaces the segments whose bases lie
+// below the swap's end). An empty result drops them, except the log's first segment, which stays as it is (the
+// log keeps a segment at its start).
+Status rewrite_group(PartitionLog& log, const std::vector<SegmentInfo>& segments, size_t first, size_t end,
+                     const Rules& rules, CleanResult& result) {
   Bytes group;
-  bool changed = false;
-  for (size_t i = 0; i + 1 < segments.size(); ++i) {
-    const SegmentInfo& segment = segments[i];
-    if (segment.base_offset >= rules.cleaned_end) break;
-    if (segment.next_offset <= log.log_start_offset()) continue;
-    SLUICE_ASSIGN_OR_RETURN(Rewrite rewrite, clean_segment(log, segment, rules));
-    result.records_removed += rewrite.removed;
-    result.batches_rebuilt += rewrite.rebuilt;
-    pending.push_back(segment.base_offset);
+  bool changed = end - first > 1;
+  int64_t removed = 0;
+  int64_t rebuilt = 0;
+  for (size_t i = first; i < end; ++i) {
+    SLUICE_ASSIGN_OR_RETURN(Rewrite rewrite, clean_segment(log, segments[i], rules));
+    removed += rewrite.removed;
+    rebuilt += rewrite.rebuilt;
     changed = changed || rewrite.changed;
     group.insert(group.end(), rewrite.data.begin(), rewrite.data.end());
-    if (rewrite.data.empty()) continue;
-    if (changed) {
-      SLUICE_TRY(log.replace_segments(pending.front(), segment.base_offset + 1, group));
-      result.segments_replaced += pending.size();
-    }
-    pending.clear();
-    group.clear();
-    changed = false;
   }
-  for (int64_t base : pending) {
-    if (base == first_base) continue;
-    SLUICE_TRY(log.replace_segments(base, base + 1, ByteView()));
-    ++result.segments_replaced;
+  if (!changed || (group.empty() && first == 0)) return Status();
+  SLUICE_TRY(log.replace_segments(segments[first].base_offset, segments[end - 1].base_offset + 1, group));
+  result.records_removed += removed;
+  result.batches_rebuilt += rebuilt;
+  result.segments_replaced += end - first;
+  return Status();
+}
+
+// Rewrites the closed segments below rules.cleaned_end, in Kafka's groups (groupSegmentsBySize): consecutive
+// segments whose sizes add up to at most segment.bytes and whose offsets stay within int32 of the group's base
+// become one segment, so compaction does not leave a trail of tiny segments.
+Status rewrite_segments(PartitionLog& log, const Rules& rules, CleanResult& result) {
+  const std::vector<SegmentInfo> segments = log.segments();
+  const auto max_bytes = static_cast<uint64_t>(log.settings().segment_bytes);
+  size_t i = 0;
+  while (i + 1 < segments.size() && segments[i].base_offset < rules.cleaned_end) {
+    if (segments[i].next_offset <= log.log_start_offset()) {
+      ++i;
+      continue;
+    }
+    size_t end = i + 1;
+    uint64_t bytes = segments[i].size_bytes;
+    while (end + 1 < segments.size() && segments[end].base_offset < rules.cleaned_end &&
+           bytes + segments[end].size_bytes <= max_bytes &&
+           segments[end].next_offset - 1 - segments[i].base_offset <= INT32_MAX) {
+      bytes += segments[end].size_bytes;
+      ++end;
+    }
+    SLUICE_TRY(rewrite_group(log, segments, i, end, rules, result));
+    i = end;
   }
   return Status();
 }
 
 }  // namespace
 
+double DirtyReport::dirty_ratio() const {
+  const uint64_t total = clean_bytes + dirty_bytes;
+  return total == 0 ? 0.0 : static_cast<double>(dirty_bytes) / static_cast<double>(total);
+}
+
+bool DirtyReport::cleanable(const CleanerOptions& options) const {
+  if (first_dirty >= first_uncleanable || dirty_bytes == 0) return false;
+  return max_lag_passed || dirty_ratio() > options.min_cleanable_dirty_ratio;
+}
+
+DirtyReport measure_dirt(const PartitionLog& log, int64_t first_dirty_offset, const CleanerOptions& options,
+                         int64_t now_ms) {
+  const LogBounds bounds{log.log_start_offset(), log.high_watermark()};
+  return find_section(log.segments(), first_dirty_offset, bounds, options, now_ms);
+}
+
+DirtyReport measure_dirt(const std::vector<SegmentInfo>& segments, const LogBounds& bounds,
+                         int64_t first_dirty_offset, const CleanerOptions& options, int64_t now_ms) {
+  if (segments.empty()) return DirtyReport{bounds.log_start, bounds.log_start, 0, 0, false};
+  return find_section(segments, first_dirty_offset, bounds, options, now_ms);
+}
+
 Result<CleanResult> clean_once(PartitionLog& log, int64_t& first_dirty_offset, const CleanerOptions& options,
                                int64_t now_ms, bool force) {
   const std::vector<SegmentInfo> segments = log.segments();
-  const Section section = find_section(segments, first_dirty_offset, log, options, now_ms);
+  const LogBounds bounds{log.log_start_offset(), log.high_watermark()};
+  const DirtyReport section = find_section(segments, first_dirty_offset, bounds, options, now_ms);
   CleanResult result;
   result.first_dirty = section.first_dirty;
   result.first_uncleanable = section.first_uncleanable;
   result.cleaned_end = section.first_dirty;
-  const uint64_t total = section.clean_bytes + section.dirty_bytes;
-  result.dirty_ratio = total == 0 ? 0.0 : static_cast<double>(section.dirty_bytes) / static_cast<double>(total);
+  result.dirty_ratio = section.dirty_ratio();
   if (section.first_dirty >= section.first_uncleanable) return result;
-  if (!force && !section.max_lag_passed && !(result.dirty_ratio > options.min_cleanable_dirty_ratio)) return result;
-  KeyOffsetMap map(options.map_memory_bytes, options.load_factor);
+  if (!force && !section.cleanable(options)) return result;
+  KeyOffsetMap map(map_bytes_for(section, options), options.load_factor);
   SLUICE_ASSIGN_OR_RETURN(result.map_full, build_map(log, section.first_dirty, section.first_uncleanable, map));
   result.cleaned_end = result.map_full ? map.latest_offset() + 1 : section.first_uncleanable;
   SLUICE_ASSERT(result.cleaned_end > section.first_dirty);

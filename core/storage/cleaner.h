@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/base/result.h"
 #include "core/storage/partition_log.h"
@@ -39,6 +40,29 @@ struct CleanResult {
   int64_t batches_rebuilt = 0;
   size_t segments_replaced = 0;     // segments swapped out (groups of them become one)
 };
+
+// Where the dirty section lies and how dirty the log is, without cleaning (the cleaner's choice of log).
+struct DirtyReport {
+  int64_t first_dirty = 0;          // max(checkpoint, log start)
+  int64_t first_uncleanable = 0;    // the active segment, the high watermark or the min.compaction.lag boundary
+  uint64_t clean_bytes = 0;         // closed segments wholly below first_dirty
+  uint64_t dirty_bytes = 0;         // closed segments in the dirty section
+  bool max_lag_passed = false;      // max.compaction.lag.ms forces a pass
+  double dirty_ratio() const;
+  // Kafka's gate: cleanable bytes and (max lag passed, or the ratio strictly above min.cleanable.dirty.ratio).
+  bool cleanable(const CleanerOptions& options) const;
+};
+DirtyReport measure_dirt(const PartitionLog& log, int64_t first_dirty_offset, const CleanerOptions& options,
+                         int64_t now_ms);
+// The same from a description of the segments (the offline inspector).
+struct LogBounds {
+  int64_t log_start = 0;
+  int64_t high_water = 0;
+  int64_t log_start_offset() const { return log_start; }
+  int64_t high_watermark() const { return high_water; }
+};
+DirtyReport measure_dirt(const std::vector<SegmentInfo>& segments, const LogBounds& bounds,
+                         int64_t first_dirty_offset, const CleanerOptions& options, int64_t now_ms);
 
 // One pass at wall time `now_ms`. `first_dirty_offset` is the cleaner checkpoint: read, and on a pass moved to
 // the cleaned end.

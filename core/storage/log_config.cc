@@ -32,4 +32,15 @@ ValidationRules validation_rules_for(const TopicConfig& config, int64_t now_ms) 
   return rules;
 }
 
+CleanerOptions cleaner_options_for(const TopicConfig& config, const BrokerStorageConfig& broker) {
+  CleanerOptions options;
+  options.map_memory_bytes = static_cast<uint64_t>(broker.log_cleaner_dedupe_buffer_size);
+  options.load_factor = broker.log_cleaner_io_buffer_load_factor;
+  options.delete_retention_ms = config.delete_retention_ms;
+  options.min_cleanable_dirty_ratio = config.min_cleanable_dirty_ratio;
+  options.min_compaction_lag_ms = config.min_compaction_lag_ms;
+  options.max_compaction_lag_ms = config.max_compaction_lag_ms;
+  return options;
+}
+
 }  // namespace sluice::storage

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "core/base/assert.h"
+#include "core/storage/cleaner_checkpoint.h"
+#include "core/storage/topic_partition.h"
 #include "core/storage/record_batch.h"
 
 namespace sluice::storage {
@@ -86,6 +88,17 @@ Status read_metadata(Env env, const std::string& dir, const InspectOptions& opti
   return Status();
 }
 
+// The partition's entry of the data directory's cleaner checkpoint; a missing or unreadable file is no entry.
+Status read_cleaner_checkpoint(Env env, const std::string& dir, PartitionReport& report) {
+  const std::optional<TopicPartition> tp = parse_partition_dir(file_name_of(dir));
+  if (!tp.has_value()) return Status();
+  Result<CleanerCheckpoints> checkpoints = read_cleaner_checkpoints(env.fs, parent_dir(dir));
+  if (!checkpoints.ok()) return Status();
+  auto it = checkpoints->find(*tp);
+  if (it != checkpoints->end()) report.cleaner_checkpoint = it->second;
+  return Status();
+}
+
 }  // namespace
 
 Result<PartitionReport> inspect_partition(Env env, const std::string& dir, const InspectOptions& options) {
@@ -115,10 +128,8 @@ Result<PartitionReport> inspect_partition(Env env, const std::string& dir, const
     if (s.last_offset >= 0) report.log_end_offset = std::max(report.log_end_offset, s.last_offset + 1);
   }
   report.retention = explain_retention(report, options, &report.next_eviction_ms);
-  report.compaction = report.config.compacted()
-                          ? "cleanup.policy includes compact; the cleaner is not implemented yet, so nothing is "
-                            "compacted"
-                          : "cleanup.policy does not include compact";
+  SLUICE_TRY(read_cleaner_checkpoint(env, dir, report));
+  report.compaction = explain_compaction(report, options);
   return report;
 }
 

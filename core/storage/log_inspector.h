@@ -40,13 +40,15 @@ struct PartitionReport {
   std::vector<SegmentReport> segments;
   std::vector<std::string> other_files;  // temporary files (.deleted, .cleaned, .swap) and strays
   std::string retention;   // the explanation; see explain_retention
-  std::string compaction;
+  std::string compaction;  // see explain_compaction
+  std::optional<int64_t> cleaner_checkpoint;  // from <data dir>/cleaner-offset-checkpoint, when listed there
   std::optional<int64_t> next_eviction_ms;  // wall time of the next check that evicts something, if any is due
 };
 
 struct InspectOptions {
   int64_t now_ms = 0;
   int64_t retention_check_interval_ms = 5000;
+  int64_t cleaner_backoff_ms = 15000;
   TopicConfig broker_defaults;
 };
 
@@ -57,6 +59,8 @@ Result<std::vector<PartitionReport>> inspect_path(Env env, const std::string& pa
 // How retention treats this partition now, and when the next eviction is due (nullopt: none is).
 std::string explain_retention(const PartitionReport& report, const InspectOptions& options,
                               std::optional<int64_t>* next_eviction_ms);
+// The dirty section, its ratio against min.cleanable.dirty.ratio, and what the cleaner will do and when.
+std::string explain_compaction(const PartitionReport& report, const InspectOptions& options);
 // "2026-01-01T00:00:00.000Z"; "-" for -1.
 std::string format_timestamp(int64_t unix_ms);
 std::string format_report(const PartitionReport& report);

@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 
 #include "core/base/assert.h"
+#include "core/storage/log_config.h"
 #include "core/storage/log_inspector.h"
 
 namespace sluice::storage {
@@ -99,6 +100,40 @@ std::string format_timestamp(int64_t unix_ms) {
   civil_from_days(days, year, month, day);
   return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", year, month, day, in_day / 3600000,
                      in_day / 60000 % 60, in_day / 1000 % 60, in_day % 1000);
+}
+
+std::string explain_compaction(const PartitionReport& report, const InspectOptions& options) {
+  if (!report.config.compacted()) return "cleanup.policy does not include compact: nothing is compacted.";
+  std::vector<SegmentInfo> segments;
+  for (const SegmentReport& s : report.segments) {
+    SegmentInfo info;
+    info.base_offset = s.base_offset;
+    info.next_offset = s.last_offset >= 0 ? s.last_offset + 1 : s.base_offset;
+    info.size_bytes = s.size_bytes;
+    info.max_timestamp = s.max_timestamp;
+    info.first_batch_max_timestamp = s.first_live_batch_max_timestamp;
+    segments.push_back(info);
+  }
+  const CleanerOptions cleaner = cleaner_options_for(report.config, BrokerStorageConfig{});
+  const LogBounds bounds{report.log_start_offset, report.log_end_offset};
+  const DirtyReport dirt =
+      measure_dirt(segments, bounds, report.cleaner_checkpoint.value_or(0), cleaner, options.now_ms);
+  std::string text = fmt::format(
+      "dirty section [{}, {}): {} dirty bytes, {} clean bytes, dirty ratio {:.3f} (min.cleanable.dirty.ratio={}). ",
+      dirt.first_dirty, dirt.first_uncleanable, dirt.dirty_bytes, dirt.clean_bytes, dirt.dirty_ratio(),
+      cleaner.min_cleanable_dirty_ratio);
+  if (dirt.cleanable(cleaner)) {
+    text += fmt::format("The cleaner will clean it at its next look (within {}).",
+                        seconds_text(options.cleaner_backoff_ms));
+  } else {
+    text += "Not cleaned yet: the ratio must be strictly above the minimum (or max.compaction.lag.ms pass).";
+  }
+  if (!segments.empty()) {
+    text += fmt::format(" Records from offset {} (the active segment, and any newer than min.compaction.lag.ms={})"
+                        " are never cleaned: duplicates there stay readable until the segment rolls.",
+                        dirt.first_uncleanable, cleaner.min_compaction_lag_ms);
+  }
+  return text;
 }
 
 std::string explain_retention(const PartitionReport& report, const InspectOptions& options,

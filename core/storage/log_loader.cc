@@ -314,13 +314,8 @@ Result<std::string> LogLoader::repair(Env env, const std::string& dir, const Seg
 }
 
 Status write_partition_state(FileSystem& fs, const std::string& dir, const PartitionState& state) {
-  const std::string temp = join_path(dir, kStateTempFileName);
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file, fs.open(temp, OpenMode::kCreateTruncate));
-  SLUICE_TRY(file->append(encode_partition_state(state)));
-  SLUICE_TRY(file->sync());
-  SLUICE_TRY(file->close());
-  SLUICE_TRY(fs.rename(temp, join_path(dir, kStateFileName)));
-  return fs.sync_dir(dir);
+  return write_file_atomically(fs, join_path(dir, kStateFileName), join_path(dir, kStateTempFileName),
+                               encode_partition_state(state));
 }
 
 Result<std::optional<PartitionState>> read_partition_state(FileSystem& fs, const std::string& dir) {

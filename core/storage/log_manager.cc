@@ -34,11 +34,16 @@ std::optional<TopicPartition> parse_partition_dir(std::string_view name) {
 }
 
 LogManager::LogManager(Env env, std::string data_dir, BrokerStorageConfig config)
-    : env_(env), data_dir_(std::move(data_dir)), config_(std::move(config)), stop_(env.scheduler) {}
+    : env_(env),
+      data_dir_(std::move(data_dir)),
+      config_(std::move(config)),
+      stop_(env.scheduler),
+      maintenance_(env.scheduler) {}
 
 LogManager::~LogManager() {
-  // A node kill unwinds the retention fiber (newer) before this object; otherwise close() stopped it.
+  // A node kill unwinds the duty fibers (newer) before this object; otherwise close() stopped them.
   SLUICE_ASSERT(!started_ || retention_fiber_.done());
+  SLUICE_ASSERT(!cleaner_fiber_ || cleaner_fiber_.done());
 }
 
 Result<std::unique_ptr<LogManager>> LogManager::open(Env env, std::string data_dir, BrokerStorageConfig config) {
@@ -53,6 +58,12 @@ Result<std::unique_ptr<LogManager>> LogManager::open(Env env, std::string data_d
       continue;
     }
     SLUICE_TRY(manager->load_partition(entry.name));
+  }
+  Result<CleanerCheckpoints> checkpoints = read_cleaner_checkpoints(env.fs, manager->data_dir_);
+  if (checkpoints.ok()) {
+    manager->cleaner_checkpoints_ = std::move(*checkpoints);
+  } else {  // losing the cleaner's progress only costs a repeated pass: compaction is idempotent
+    env.log.warn("{}: ignoring the cleaner checkpoint: {}", manager->data_dir_, checkpoints.status().to_string());
   }
   env.log.info("{}: loaded {} partitions", manager->data_dir_, manager->entries_.size());
   return manager;
@@ -77,16 +88,7 @@ Status LogManager::load_partition(const std::string& name) {
 Status LogManager::write_config(const TopicPartition& tp, const TopicConfig& config) {
   const std::string dir = join_path(data_dir_, tp.dir_name());
   const std::string path = join_path(dir, kConfigFile);
-  const std::string temp = path + ".tmp";
-  const std::string text = config.to_properties();
-  {
-    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file, env_.fs.open(temp, OpenMode::kCreateTruncate));
-    SLUICE_TRY(file->append(as_bytes(text)));
-    SLUICE_TRY(file->sync());
-    SLUICE_TRY(file->close());
-  }
-  SLUICE_TRY(env_.fs.rename(temp, path));
-  return env_.fs.sync_dir(dir);
+  return write_file_atomically(env_.fs, path, path + ".tmp", as_bytes(config.to_properties()));
 }
 
 Result<PartitionLog*> LogManager::create_partition(const TopicPartition& tp, const TopicConfig& config) {

@@ -1,37 +1,37 @@
 // LogManager: every partition log of one broker's data directory, with its topic's configuration, and the
 // broker-wide storage duties: the retention check every log.retention.check.interval.ms (seconds by default,
-// Sluice's departure from Kafka's 5 minutes), disk-pressure refusal of appends, and a graceful close.
+// Sluice's departure from Kafka's 5 minutes), the log cleaner (filthiest compacted log first, its progress kept in
+// cleaner-offset-checkpoint, log.cleaner.backoff.ms between idle looks), disk-pressure refusal of appends, and a
+// graceful close. Retention, the cleaner, DeleteRecords and delete-oldest take turns on one maintenance mutex:
+// each moves segments, and a pass must not see its segments vanish under it.
 //
 // Layout: <data_dir>/<topic>-<partition>/ holds the partition's segments (partition_log.h) and topic.properties
 // (the topic's config overrides, written atomically when the partition is created or its config altered).
 //
-// Fibers: every call comes from fibers of the node that opened the manager. start() spawns the retention fiber;
-// close() stops it and closes every log.
+// Fibers: every call comes from fibers of the node that opened the manager. start() spawns the retention and
+// cleaner fibers; close() stops them and closes every log.
 #pragma once
 
 #include <compare>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/env/env.h"
 #include "core/env/sync.h"
 #include "core/storage/broker_storage_config.h"
+#include "core/storage/cleaner.h"
+#include "core/storage/cleaner_checkpoint.h"
 #include "core/storage/partition_log.h"
 #include "core/storage/retention.h"
+#include "core/storage/topic_partition.h"
 #include "core/storage/topic_config.h"
 
 namespace sluice::storage {
-
-struct TopicPartition {
-  std::string topic;
-  int32_t partition = 0;
-  auto operator<=>(const TopicPartition&) const = default;
-  std::string dir_name() const { return topic + "-" + std::to_string(partition); }
-  std::string to_string() const { return dir_name(); }
-};
 
 class LogManager {
  public:
@@ -54,9 +54,21 @@ class LogManager {
   // KAFKA_STORAGE_ERROR (reads keep working), unless the delete-oldest policy frees space first.
   Result<AppendResult> append(const TopicPartition& tp, ByteView batches);
 
+  // DeleteRecords: moves the log start to `offset` (kOffsetOutOfRange above the high watermark).
+  Result<int64_t> delete_records(const TopicPartition& tp, int64_t offset);
+
   // One retention check over every partition at `now_ms`; returns what moved, by partition.
   Result<std::map<TopicPartition, RetentionResult>> run_retention(int64_t now_ms);
-  // Starts the retention fiber (every log.retention.check.interval.ms).
+  // One cleaner round: the compacted partition with the highest dirty ratio among those past their gate gets one
+  // pass, and its checkpoint is saved. nullopt when no partition needed cleaning.
+  struct Cleaned {
+    TopicPartition tp;
+    CleanResult result;
+  };
+  Result<std::optional<Cleaned>> run_cleaner_once(int64_t now_ms);
+  // Where the partition's dirty section starts (0 before its first pass).
+  int64_t cleaner_checkpoint(const TopicPartition& tp) const;
+  // Starts the retention fiber (every log.retention.check.interval.ms) and, with log.cleaner.enable, the cleaner.
   void start();
   // Graceful: stops the fiber, closes every log (flush + clean-shutdown marker). Later calls fail.
   Status close();
@@ -77,6 +89,8 @@ class LogManager {
   Status check_disk_pressure(const TopicPartition& tp);
   Status free_oldest(const TopicPartition& tp);
   void retention_loop();
+  void cleaner_loop();
+  std::optional<TopicPartition> filthiest(int64_t now_ms) const;
 
   Env env_;
   std::string data_dir_;
@@ -86,10 +100,11 @@ class LogManager {
   bool started_ = false;
   Event stop_;
   FiberRef retention_fiber_;
+  FiberRef cleaner_fiber_;
+  Mutex maintenance_;
+  CleanerCheckpoints cleaner_checkpoints_;
+  std::set<TopicPartition> uncleanable_;  // a pass failed: skipped until restart, as Kafka does
   uint64_t appends_refused_for_space_ = 0;
 };
-
-// "orders-3" → {orders, 3}; nullopt when the name does not end in "-<partition>".
-std::optional<TopicPartition> parse_partition_dir(std::string_view name);
 
 }  // namespace sluice::storage

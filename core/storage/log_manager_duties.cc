@@ -38,6 +38,7 @@ Status LogManager::check_disk_pressure(const TopicPartition& tp) {
   SLUICE_ASSIGN_OR_RETURN(int64_t used, usage_percent(env_.fs, data_dir_));
   if (used <= config_.log_disk_usage_max_percent) return Status();
   if (config_.log_disk_pressure_policy == DiskPressurePolicy::kDeleteOldest) {
+    LockGuard lock(maintenance_);
     SLUICE_TRY(free_oldest(tp));
     SLUICE_ASSIGN_OR_RETURN(used, usage_percent(env_.fs, data_dir_));
     if (used <= config_.log_disk_usage_max_percent) return Status();
@@ -76,7 +77,17 @@ Status LogManager::free_oldest(const TopicPartition& requester) {
   return victim->remove_segments_below_log_start().status();
 }
 
+Result<int64_t> LogManager::delete_records(const TopicPartition& tp, int64_t offset) {
+  if (closed_) return closed("log manager is closed");
+  auto it = entries_.find(tp);
+  if (it == entries_.end()) return kafka_error(ErrorCode::kUnknownTopicOrPartition, tp.to_string());
+  LockGuard lock(maintenance_);
+  return it->second.log->delete_records(offset);
+}
+
 Result<std::map<TopicPartition, RetentionResult>> LogManager::run_retention(int64_t now_ms) {
+  if (closed_) return closed("log manager is closed");
+  LockGuard lock(maintenance_);
   std::map<TopicPartition, RetentionResult> moved;
   for (auto& [tp, entry] : entries_) {
     const RetentionLimits limits = retention_limits_for(entry.config);
@@ -98,13 +109,14 @@ void LogManager::start() {
   SLUICE_ASSERT(!closed_);
   started_ = true;
   retention_fiber_ = env_.scheduler.spawn("retention", [this] { retention_loop(); });
+  if (config_.log_cleaner_enable) cleaner_fiber_ = env_.scheduler.spawn("cleaner", [this] { cleaner_loop(); });
 }
 
 void LogManager::retention_loop() {
   const Duration interval = std::chrono::milliseconds(config_.log_retention_check_interval_ms);
   while (!stop_.wait_for(interval)) {
     Result<std::map<TopicPartition, RetentionResult>> moved = run_retention(to_unix_ms(env_.clock.wall_now()));
-    SLUICE_ASSERT(moved.ok());  // per-partition failures are logged inside
+    SLUICE_ASSERT(moved.ok() || closed_);  // per-partition failures are logged inside
   }
 }
 
@@ -113,6 +125,8 @@ Status LogManager::close() {
   closed_ = true;
   stop_.set();
   if (started_) env_.scheduler.join(retention_fiber_);
+  if (cleaner_fiber_) env_.scheduler.join(cleaner_fiber_);
+  LockGuard lock(maintenance_);  // an outside caller's pass (tests) finishes first
   Status first;
   for (auto& [tp, entry] : entries_) {
     Status status = entry.log->close();

@@ -21,16 +21,6 @@ constexpr const char* kSeedKeys = "ABACBADCBAED";
 
 int64_t now_ms(Env env) { return to_unix_ms(env.clock.wall_now()); }
 
-Bytes one_record(std::optional<std::string> key, std::optional<std::string> value, int64_t timestamp) {
-  Record r;
-  r.timestamp = timestamp;
-  if (key.has_value()) r.key = to_bytes(*key);
-  if (value.has_value()) r.value = to_bytes(*value);
-  Result<Bytes> batch = build_batch({r});
-  EXPECT_TRUE(batch.ok());
-  return batch.ok() ? *batch : Bytes();
-}
-
 std::unique_ptr<PartitionLog> open_log(Env env) {
   auto log = PartitionLog::open(env, "p0", small_settings());
   EXPECT_TRUE(log.ok()) << log.status().to_string();
@@ -49,52 +39,6 @@ void append_seed(PartitionLog& log, int64_t timestamp, const std::set<int64_t>& 
   if (roll_before.contains(12)) {
     ASSERT_TRUE(log.roll().ok());
   }
-}
-
-struct Seen {
-  int64_t offset = 0;
-  std::optional<std::string> key;
-  std::optional<std::string> value;
-};
-
-std::optional<std::string> text(const std::optional<Bytes>& bytes) {
-  if (!bytes.has_value()) return std::nullopt;
-  return std::string(bytes->begin(), bytes->end());
-}
-
-std::vector<Seen> read_all(PartitionLog& log) {
-  std::vector<Seen> out;
-  int64_t offset = log.log_start_offset();
-  while (offset < log.log_end_offset()) {
-    Result<ReadResult> read = log.read(offset, 1 << 20, INT64_MAX);
-    EXPECT_TRUE(read.ok()) << read.status().to_string();
-    if (!read.ok() || read->records.empty()) break;
-    size_t consumed = 0;
-    Result<std::vector<BatchSpan>> spans = split_batches(read->records, &consumed);
-    EXPECT_TRUE(spans.ok());
-    for (const BatchSpan& span : *spans) {
-      Result<std::vector<Record>> records =
-          decode_records(ByteView(read->records.data() + span.position, span.header.size_bytes()));
-      EXPECT_TRUE(records.ok());
-      for (const Record& r : *records) out.push_back(Seen{r.offset, text(r.key), text(r.value)});
-      offset = span.header.last_offset() + 1;
-    }
-  }
-  return out;
-}
-
-std::vector<int64_t> offsets(const std::vector<Seen>& seen) {
-  std::vector<int64_t> out;
-  for (const Seen& s : seen) out.push_back(s.offset);
-  return out;
-}
-
-std::map<std::string, std::optional<std::string>> latest_per_key(const std::vector<Seen>& seen) {
-  std::map<std::string, std::optional<std::string>> out;
-  for (const Seen& s : seen) {
-    if (s.key.has_value()) out[*s.key] = s.value;
-  }
-  return out;
 }
 
 CleanResult clean(PartitionLog& log, int64_t& checkpoint, int64_t now, bool force, CleanerOptions options = {}) {
@@ -224,9 +168,34 @@ TEST(Cleaner, UniqueKeysKeepEverything) {  // C11
     const CleanResult r = clean(*log, checkpoint, now_ms(env), true);
     EXPECT_TRUE(r.cleaned);
     EXPECT_EQ(r.records_removed, 0);
-    EXPECT_EQ(r.segments_replaced, 0u);
-    EXPECT_EQ(offsets(read_all(*log)).size(), 8u);
+    EXPECT_EQ(r.segments_replaced, 2u) << "the two small segments fit segment.bytes: grouped into one";
+    EXPECT_EQ(log->segments().size(), 2u) << "the grouped segment and the active one";
+    EXPECT_EQ(offsets(read_all(*log)), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
     EXPECT_EQ(*log->size_from(0), *size_before);
+    ASSERT_TRUE(log->close().ok());
+  }));
+}
+
+// Kafka's groupSegmentsBySize: a group stops before segment.bytes would be exceeded.
+TEST(Cleaner, SegmentGroupsStayWithinSegmentBytes) {
+  OneNode world;
+  ASSERT_TRUE(world.run([](Env env) {
+    auto log = open_log(env);
+    const uint64_t one = one_record("k0", std::string(100, 'v'), 0).size();
+    LogSettings settings = log->settings();
+    settings.segment_bytes = static_cast<int64_t>(2 * one);  // two one-record segments per group at most
+    log->update_settings(settings);
+    for (int i = 0; i < 5; ++i) {
+      ASSERT_TRUE(log->append(one_record("k" + std::to_string(i), std::string(100, 'v'), now_ms(env))).ok());
+      ASSERT_TRUE(log->roll().ok());
+    }
+    int64_t checkpoint = 0;
+    const CleanResult r = clean(*log, checkpoint, now_ms(env), true);
+    EXPECT_EQ(r.segments_replaced, 4u) << "[0,1] and [2,3] merged; 4 alone is left as it is";
+    std::vector<int64_t> bases;
+    for (const SegmentInfo& s : log->segments()) bases.push_back(s.base_offset);
+    EXPECT_EQ(bases, (std::vector<int64_t>{0, 2, 4, 5}));
+    EXPECT_EQ(offsets(read_all(*log)), (std::vector<int64_t>{0, 1, 2, 3, 4}));
     ASSERT_TRUE(log->close().ok());
   }));
 }

@@ -109,5 +109,39 @@ TEST(LogInspector, FormatsTimestamps) {
   EXPECT_EQ(format_timestamp(-1), "-");
 }
 
+// "Why can I still read this superseded value?": the dirty ratio against its gate, and the active segment.
+TEST(LogInspector, ExplainsTheDirtySectionAndWhatTheCleanerWillDo) {
+  OneNode world;
+  ASSERT_TRUE(world.run([](Env env) {
+    auto manager = LogManager::open(env, "data", BrokerStorageConfig());
+    ASSERT_TRUE(manager.ok());
+    const TopicPartition tp{"table", 0};
+    auto config = TopicConfig::from_overrides({{"cleanup.policy", "compact"}}, TopicConfig());
+    ASSERT_TRUE(config.ok());
+    PartitionLog* log = *(*manager)->create_partition(tp, *config);
+    for (int i = 0; i < 4; ++i) ASSERT_TRUE(log->append(one_record("k", std::to_string(i), 1000)).ok());
+    ASSERT_TRUE(log->roll().ok());
+    ASSERT_TRUE(log->append(one_record("k", "active", 2000)).ok());
+
+    auto before = inspect_path(env, "data", options_at(env));
+    ASSERT_TRUE(before.ok()) << before.status().to_string();
+    const std::string& dirty = before->front().compaction;
+    EXPECT_NE(dirty.find("dirty section [0, 4)"), std::string::npos) << dirty;
+    EXPECT_NE(dirty.find("dirty ratio 1.000"), std::string::npos) << dirty;
+    EXPECT_NE(dirty.find("will clean it"), std::string::npos) << dirty;
+    EXPECT_NE(dirty.find("from offset 4 (the active segment"), std::string::npos) << dirty;
+
+    auto cleaned = (*manager)->run_cleaner_once(options_at(env).now_ms);
+    ASSERT_TRUE(cleaned.ok() && cleaned->has_value());
+    auto after = inspect_path(env, "data", options_at(env));
+    ASSERT_TRUE(after.ok());
+    EXPECT_EQ(after->front().cleaner_checkpoint, std::optional<int64_t>(4));
+    const std::string& clean = after->front().compaction;
+    EXPECT_NE(clean.find("dirty ratio 0.000"), std::string::npos) << clean;
+    EXPECT_NE(clean.find("Not cleaned yet"), std::string::npos) << clean;
+    ASSERT_TRUE((*manager)->close().ok());
+  }));
+}
+
 }  // namespace
 }  // namespace sluice::storage

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,6 +86,64 @@ inline LogSettings small_settings() {
   s.segment_bytes = 1 << 20;
   s.index_interval_bytes = 0;  // an index entry for every batch but the first: index paths get exercised
   return s;
+}
+
+// One record in its own batch (null key or value when nullopt).
+inline Bytes one_record(std::optional<std::string> key, std::optional<std::string> value, int64_t timestamp) {
+  Record r;
+  r.timestamp = timestamp;
+  if (key.has_value()) r.key = to_bytes(*key);
+  if (value.has_value()) r.value = to_bytes(*value);
+  Result<Bytes> batch = build_batch({r});
+  EXPECT_TRUE(batch.ok());
+  return batch.ok() ? *batch : Bytes();
+}
+
+// What a reader sees of the log, record by record, from the log start.
+struct Seen {
+  int64_t offset = 0;
+  std::optional<std::string> key;
+  std::optional<std::string> value;
+};
+
+inline std::optional<std::string> text(const std::optional<Bytes>& bytes) {
+  if (!bytes.has_value()) return std::nullopt;
+  return std::string(bytes->begin(), bytes->end());
+}
+
+inline std::vector<Seen> read_all(PartitionLog& log) {
+  std::vector<Seen> out;
+  int64_t offset = log.log_start_offset();
+  while (offset < log.log_end_offset()) {
+    Result<ReadResult> read = log.read(offset, 1 << 20, INT64_MAX);
+    EXPECT_TRUE(read.ok()) << read.status().to_string();
+    if (!read.ok() || read->records.empty()) break;
+    size_t consumed = 0;
+    Result<std::vector<BatchSpan>> spans = split_batches(read->records, &consumed);
+    EXPECT_TRUE(spans.ok());
+    for (const BatchSpan& span : *spans) {
+      Result<std::vector<Record>> records =
+          decode_records(ByteView(read->records.data() + span.position, span.header.size_bytes()));
+      EXPECT_TRUE(records.ok());
+      for (const Record& r : *records) out.push_back(Seen{r.offset, text(r.key), text(r.value)});
+      offset = span.header.last_offset() + 1;
+    }
+  }
+  return out;
+}
+
+inline std::vector<int64_t> offsets(const std::vector<Seen>& seen) {
+  std::vector<int64_t> out;
+  for (const Seen& s : seen) out.push_back(s.offset);
+  return out;
+}
+
+inline std::map<std::string, std::optional<std::string>> latest_per_key(const std::vector<Seen>& seen) {
+  std::map<std::string, std::optional<std::string>> out;
+  for (const Seen& s : seen) {
+    if (s.key.has_value()) out[*s.key] = s.value;
+  }
+  return out;
 }
 
 }  // namespace sluice::storage::log_testing

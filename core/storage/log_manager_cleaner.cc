@@ -1,0 +1,71 @@
+// LogManager's cleaner duty: pick the filthiest compacted partition, run one pass, save the checkpoint.
+#include <fmt/format.h>
+
+#include "core/base/assert.h"
+#include "core/storage/log_config.h"
+#include "core/storage/log_manager.h"
+
+namespace sluice::storage {
+
+int64_t LogManager::cleaner_checkpoint(const TopicPartition& tp) const {
+  auto it = cleaner_checkpoints_.find(tp);
+  return it == cleaner_checkpoints_.end() ? 0 : it->second;
+}
+
+// Kafka's grabFilthiestCompactedLog: among the compacted partitions past their gate (max lag passed, or the
+// dirty ratio strictly above min.cleanable.dirty.ratio), the highest dirty ratio.
+std::optional<TopicPartition> LogManager::filthiest(int64_t now_ms) const {
+  std::optional<TopicPartition> best;
+  double best_ratio = -1;
+  for (const auto& [tp, entry] : entries_) {
+    if (!entry.config.compacted() || uncleanable_.count(tp) != 0) continue;
+    const CleanerOptions options = cleaner_options_for(entry.config, config_);
+    const DirtyReport dirt = measure_dirt(*entry.log, cleaner_checkpoint(tp), options, now_ms);
+    if (!dirt.cleanable(options) || dirt.dirty_ratio() <= best_ratio) continue;
+    best = tp;
+    best_ratio = dirt.dirty_ratio();
+  }
+  return best;
+}
+
+Result<std::optional<LogManager::Cleaned>> LogManager::run_cleaner_once(int64_t now_ms) {
+  if (closed_) return closed("log manager is closed");
+  LockGuard lock(maintenance_);
+  const std::optional<TopicPartition> tp = filthiest(now_ms);
+  if (!tp.has_value()) return std::optional<Cleaned>();
+  Entry& entry = entries_.at(*tp);
+  int64_t checkpoint = cleaner_checkpoint(*tp);
+  Result<CleanResult> result =
+      clean_once(*entry.log, checkpoint, cleaner_options_for(entry.config, config_), now_ms, /*force=*/false);
+  if (!result.ok()) {
+    uncleanable_.insert(*tp);
+    env_.log.error("{}: cleaning failed, the partition is skipped until restart: {}", tp->to_string(),
+                   result.status().to_string());
+    return result.status();
+  }
+  SLUICE_ASSERT(!result->cleaned || checkpoint == result->cleaned_end);
+  if (result->cleaned) {
+    cleaner_checkpoints_[*tp] = checkpoint;
+    SLUICE_TRY(write_cleaner_checkpoints(env_.fs, data_dir_, cleaner_checkpoints_));
+    env_.log.info("{}: cleaned [{}, {}) at dirty ratio {:.3f}{}: {} records removed, {} segments rewritten",
+                  tp->to_string(), result->first_dirty, result->cleaned_end, result->dirty_ratio,
+                  result->map_full ? " (partial: the key map filled up)" : "", result->records_removed,
+                  result->segments_replaced);
+  }
+  return std::optional<Cleaned>(Cleaned{*tp, *result});
+}
+
+// Cleans back to back while some partition needs it, then looks again every log.cleaner.backoff.ms.
+void LogManager::cleaner_loop() {
+  const Duration backoff = std::chrono::milliseconds(config_.log_cleaner_backoff_ms);
+  while (!stop_.is_set()) {
+    Result<std::optional<Cleaned>> cleaned = run_cleaner_once(to_unix_ms(env_.clock.wall_now()));
+    if (cleaned.ok() && cleaned->has_value() && (*cleaned)->result.cleaned) {
+      env_.scheduler.yield();
+      continue;
+    }
+    if (stop_.wait_for(backoff)) break;
+  }
+}
+
+}  // namespace sluice::storage
