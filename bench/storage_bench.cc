@@ -1,15 +1,21 @@
-// Storage benchmark on the real Env (issue 3): append and read throughput of a PartitionLog, printed as ratios to
-// anchors measured in the same run on the same disk (page-cache write bandwidth, one fdatasync, memcpy). Never
-// asserted anywhere; run it by hand:  build/release/storage_bench [scratch-dir]
+// Storage benchmark on the real Env (issue 3): append and read throughput of a PartitionLog, one cleaner pass and
+// recovery after an unclean stop, printed as ratios to anchors measured in the same run on the same disk
+// (page-cache write bandwidth, one fdatasync, memcpy, sequential read). Never asserted anywhere; run it by hand:
+//   build/release/storage_bench [scratch-dir]
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "core/storage/cleaner.h"
 #include "core/storage/partition_log.h"
 #include "core/storage/record_batch.h"
 #include "net/real_env.h"
@@ -20,6 +26,9 @@ using namespace sluice;
 using namespace sluice::storage;
 using Clock = std::chrono::steady_clock;
 
+constexpr int kRecordsPerBatch = 16;  // with ~1 KiB records: the ~16 KiB batches of a busy producer
+constexpr double kMB = 1e6;
+
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 double cpu_seconds() {
@@ -28,6 +37,31 @@ double cpu_seconds() {
   return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
          static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
+
+// Wall and CPU seconds of one measured step.
+struct Cost {
+  double wall = 0;
+  double cpu = 0;
+};
+
+template <typename Step>
+Cost measure(Step step) {
+  const double cpu_start = cpu_seconds();
+  const auto start = Clock::now();
+  step();
+  return Cost{seconds_since(start), cpu_seconds() - cpu_start};
+}
+
+double mbps(uint64_t bytes, double seconds) { return static_cast<double>(bytes) / kMB / seconds; }
+
+// Figures every later result is divided by, all measured earlier in the same run.
+struct Anchors {
+  double page_cache_mbps = 0;   // sequential 1 MiB writes into the page cache
+  double fsync_rate = 0;        // 4 KiB append + fdatasync per second, one writer
+  double memcpy_mbps = 0;
+  double read_mbps = 0;         // sequential PartitionLog read from the page cache
+  double first_touch_mbps = 0;  // fresh anonymous memory written once (page faults)
+};
 
 Bytes make_batch(int records, size_t value_bytes) {
   std::vector<Record> batch;
@@ -47,10 +81,10 @@ double page_cache_write_mbps(Env& env, const std::string& dir, uint64_t total) {
   const Bytes chunk(1 << 20, 7);
   const auto start = Clock::now();
   for (uint64_t done = 0; done < total; done += chunk.size()) (void)file->append(chunk);
-  const double mbps = static_cast<double>(total) / 1e6 / seconds_since(start);
+  const double result = mbps(total, seconds_since(start));
   (void)file->close();
   (void)env.fs.remove(dir + "/anchor.dat");
-  return mbps;
+  return result;
 }
 
 // Anchor: 4 KiB append + fdatasync, one writer.
@@ -68,39 +102,46 @@ double fsync_appends_per_second(Env& env, const std::string& dir, int count) {
   return rate;
 }
 
-void bench_replicated(Env& env, const std::string& dir, double page_cache_mbps) {
-  LogSettings settings;
-  auto log = PartitionLog::open(env, dir + "/replicated-0", settings).value();
-  const Bytes batch = make_batch(16, 1024 - 20);  // 16 records of ~1 KiB: a ~16 KiB batch
-  const uint64_t total = uint64_t{512} << 20;
-  const double cpu_start = cpu_seconds();
-  const auto start = Clock::now();
+// Appends copies of `batch` until `total` bytes are written; never past segment.bytes when total stays below it.
+uint64_t fill(PartitionLog& log, const Bytes& batch, uint64_t total) {
   uint64_t written = 0;
-  while (written < total) {
-    (void)log->append(batch).value();
+  while (written + batch.size() <= total) {
+    (void)log.append(batch).value();
     written += batch.size();
   }
-  const double wall = seconds_since(start);
-  const double cpu = cpu_seconds() - cpu_start;
-  const double mbps = static_cast<double>(written) / 1e6 / wall;
-  std::printf("replicated append, 1 KiB records in 16 KiB batches: %.0f MB/s = %.2f x page-cache write (%.0f MB/s); "
-              "%.2f CPU-s per GB\n", mbps, mbps / page_cache_mbps, page_cache_mbps,
-              cpu / (static_cast<double>(written) / 1e9));
-  // Sequential read of everything just written.
-  Bytes sink(1 << 20);
-  const auto read_start = Clock::now();
+  return written;
+}
+
+// Sequential read of the whole log, 1 MiB at a time; returns the bytes read.
+uint64_t read_all(PartitionLog& log) {
   uint64_t read_bytes = 0;
-  for (int64_t offset = 0; offset < log->log_end_offset();) {
-    ReadResult r = log->read(offset, 1 << 20, INT64_MAX).value();
+  for (int64_t offset = log.log_start_offset(); offset < log.log_end_offset();) {
+    ReadResult r = log.read(offset, 1 << 20, INT64_MAX).value();
     if (r.records.empty()) break;
     read_bytes += r.records.size();
     size_t consumed = 0;
     auto spans = split_batches(r.records, &consumed).value();
     offset = spans.back().header.last_offset() + 1;
   }
-  const double read_mbps = static_cast<double>(read_bytes) / 1e6 / seconds_since(read_start);
-  std::printf("sequential read: %.0f MB/s\n", read_mbps);
+  return read_bytes;
+}
+
+// Fills in the sequential-read anchor that the cleaner and recovery figures are divided by.
+void bench_replicated(Env& env, const std::string& dir, Anchors& anchors) {
+  auto log = PartitionLog::open(env, dir + "/replicated-0", LogSettings{}).value();
+  const Bytes batch = make_batch(kRecordsPerBatch, 1024 - 20);  // 16 records of ~1 KiB: a ~16 KiB batch
+  uint64_t written = 0;
+  const Cost cost = measure([&] { written = fill(*log, batch, uint64_t{512} << 20); });
+  const double append_mbps = mbps(written, cost.wall);
+  std::printf("replicated append, 1 KiB records in 16 KiB batches: %.0f MB/s = %.2f x page-cache write (%.0f MB/s); "
+              "%.2f CPU-s per GB\n", append_mbps, append_mbps / anchors.page_cache_mbps, anchors.page_cache_mbps,
+              cost.cpu / (static_cast<double>(written) / 1e9));
+  uint64_t read_bytes = 0;
+  const Cost read = measure([&] { read_bytes = read_all(*log); });
+  anchors.read_mbps = mbps(read_bytes, read.wall);
+  std::printf("sequential read: %.0f MB/s\n", anchors.read_mbps);
   (void)log->close();
+  std::filesystem::remove_all(dir + "/replicated-0");
 }
 
 void bench_persisted(Env& env, const std::string& dir, int writers, double fsync_rate, double* single_rate) {
@@ -129,13 +170,192 @@ void bench_persisted(Env& env, const std::string& dir, int writers, double fsync
               rate / fsync_rate, syncs, syncs > 0 ? rate * static_cast<double>(batch.size()) / syncs : 0.0,
               rate * static_cast<double>(batch.size()) / 1e6);
   (void)log->close();
+  std::filesystem::remove_all(dir + "/persisted-" + std::to_string(writers));
 }
 
-void copy_bandwidth() {
+double copy_bandwidth() {
   std::vector<uint8_t> a(256 << 20, 1), b(256 << 20);
   const auto start = Clock::now();
   for (int i = 0; i < 4; ++i) std::memcpy(b.data(), a.data(), a.size());
-  std::printf("memcpy anchor: %.0f MB/s\n", 4.0 * static_cast<double>(a.size()) / 1e6 / seconds_since(start));
+  return mbps(4 * a.size(), seconds_since(start));
+}
+
+// Anchor: fresh anonymous memory written once. 64 MiB is above glibc's largest mmap threshold, so every page
+// faults, as in any pass that reads hundreds of MB into new buffers (the cleaner does); on a KVM guest a fault can
+// cost tens of microseconds.
+double first_touch_bandwidth() {
+  const size_t bytes = size_t{64} << 20;
+  const auto start = Clock::now();
+  std::vector<uint8_t> fresh(bytes, 1);
+  return mbps(fresh.size(), seconds_since(start));
+}
+
+// --- The cleaner: one forced pass over a log in which half the bytes are superseded. ---
+
+constexpr int kCleanerKeys = 256 * 1024;  // each written twice: ~540 MB of log
+constexpr int64_t kCleanerSegmentBytes = int64_t{128} << 20;
+
+// Keys written twice each, in a seeded shuffle: half the bytes are superseded and the stale records are spread over
+// every segment, so a pass drops whole batches near the start and rebuilds partly superseded ones elsewhere (a
+// key-ordered log would only drop or keep whole batches, the cheap case). 1 KiB values, 16 records a batch.
+std::vector<Bytes> keyed_batches(int keys, int64_t timestamp) {
+  std::vector<int> order;
+  for (int round = 0; round < 2; ++round) {
+    for (int k = 0; k < keys; ++k) order.push_back(k);
+  }
+  std::mt19937_64 random(3);
+  std::shuffle(order.begin(), order.end(), random);
+  std::vector<Bytes> batches;
+  std::vector<Record> records;
+  for (size_t i = 0; i < order.size(); ++i) {
+    char key[16];
+    const int length = std::snprintf(key, sizeof key, "key-%08d", order[i]);
+    Record r;
+    r.offset = static_cast<int64_t>(records.size());
+    r.timestamp = timestamp;
+    r.key = Bytes(key, key + length);
+    r.value = Bytes(1024, static_cast<uint8_t>('a' + i % 26));
+    records.push_back(std::move(r));
+    if (records.size() == kRecordsPerBatch) {
+      batches.push_back(build_batch(records).value());
+      records.clear();
+    }
+  }
+  return batches;
+}
+
+// The cleaner never touches the active segment, so only closed segments count as the log it scans.
+uint64_t closed_bytes(const PartitionLog& log) {
+  const std::vector<SegmentInfo> segments = log.segments();
+  uint64_t bytes = 0;
+  for (size_t i = 0; i + 1 < segments.size(); ++i) bytes += segments[i].size_bytes;
+  return bytes;
+}
+
+struct CleanTotals {
+  int passes = 0;
+  double first_dirty_ratio = 0;  // Kafka's (dirty / cleanable bytes) when the first pass started
+  bool partial = false;          // some pass stopped at a full key map
+  int64_t records_removed = 0;
+  size_t segments_replaced = 0;
+  Cost cost;
+};
+
+// Forced passes until the checkpoint reaches the active segment: one when the map holds every key of the dirty
+// section, several (partial passes) when the budget is small.
+CleanTotals clean_fully(Env& env, PartitionLog& log, uint64_t map_budget) {
+  CleanerOptions options;
+  options.map_memory_bytes = map_budget;
+  const int64_t end = log.segments().back().base_offset;
+  int64_t checkpoint = 0;
+  CleanTotals totals;
+  totals.cost = measure([&] {
+    while (checkpoint < end) {
+      const CleanResult r = clean_once(log, checkpoint, options, to_unix_ms(env.clock.wall_now()), true).value();
+      if (!r.cleaned) break;
+      if (totals.passes++ == 0) totals.first_dirty_ratio = r.dirty_ratio;
+      totals.partial = totals.partial || r.map_full;
+      totals.records_removed += r.records_removed;
+      totals.segments_replaced += r.segments_replaced;
+    }
+  });
+  return totals;
+}
+
+// One log built from `batches`, cleaned with `map_budget`, printed as one line.
+void bench_cleaner_case(Env& env, const std::string& dir, const std::vector<Bytes>& batches, uint64_t map_budget,
+                        const Anchors& anchors) {
+  LogSettings settings;
+  settings.segment_bytes = kCleanerSegmentBytes;
+  const std::string log_dir = dir + "/compacted";
+  auto log = PartitionLog::open(env, log_dir, settings).value();
+  for (const Bytes& batch : batches) (void)log->append(batch).value();
+  (void)log->roll();  // the active segment is never cleaned
+  const uint64_t before = closed_bytes(*log);
+  const double records = static_cast<double>(log->log_end_offset());
+  const CleanTotals t = clean_fully(env, *log, map_budget);
+  const double rate = mbps(before, t.cost.wall);
+  std::printf("  %3.0f MB log, map budget %3llu MiB: %d pass(es)%s, dirty ratio %.2f, %.2f s: %.0f MB/s of log, "
+              "%.0f k records/s = %.3f x sequential read, %.4f x memcpy, %.2f x first touch; %.2f CPU-s (%.1f per "
+              "GB); -> %.0f MB, %lld records removed, %zu segments replaced\n", static_cast<double>(before) / kMB,
+              static_cast<unsigned long long>(map_budget >> 20), t.passes, t.partial ? " (partial)" : "",
+              t.first_dirty_ratio, t.cost.wall, rate, records / t.cost.wall / 1e3, rate / anchors.read_mbps,
+              rate / anchors.memcpy_mbps, rate / anchors.first_touch_mbps, t.cost.cpu,
+              t.cost.cpu / (static_cast<double>(before) / 1e9), static_cast<double>(closed_bytes(*log)) / kMB,
+              static_cast<long long>(t.records_removed), t.segments_replaced);
+  (void)log->close();
+  std::filesystem::remove_all(log_dir);
+}
+
+// The headline pass over ~540 MB with a map that holds every key, then the same small log (~135 MB) with a map
+// that holds every key and with one that holds ~60 % of them (partial passes), so the two compare directly and
+// stay cheap: each partial pass reads the rest of the dirty section and rewrites the log from its start.
+void bench_cleaner(Env& env, const std::string& dir, const Anchors& anchors) {
+  std::printf("cleaner: each key written twice in a shuffled order (50 %% of the bytes superseded), 1 KiB values in "
+              "16 KiB batches, %lld MiB segments, all closed; forced passes from checkpoint 0:\n",
+              static_cast<long long>(kCleanerSegmentBytes >> 20));
+  // Timestamps a minute old: past min.compaction.lag.ms (0) whatever the machine's clock says.
+  const int64_t timestamp = to_unix_ms(env.clock.wall_now()) - 60000;
+  bench_cleaner_case(env, dir, keyed_batches(kCleanerKeys, timestamp), uint64_t{128} << 20, anchors);
+  const std::vector<Bytes> small = keyed_batches(kCleanerKeys / 4, timestamp);
+  for (const uint64_t budget : {uint64_t{128} << 20, uint64_t{1} << 20}) {
+    bench_cleaner_case(env, dir, small, budget, anchors);
+  }
+}
+
+// --- Recovery after an unclean stop. ---
+
+constexpr uint64_t kRecoveryBytes = 1000000000;  // below the default segment.bytes (1 GiB): one segment
+
+// Writes every file of `dir` back to the disk, so that the timed open's own sync finds nothing to write back and
+// the figure is the scan. The data stays in the page cache: a cold figure is not measured, because this guest's
+// disk sits on a host cache whose speed for evicted pages varied 10x within minutes (270 MB/s to 3 GB/s).
+void write_back(const std::string& dir) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const int fd = ::open(entry.path().c_str(), O_RDONLY);
+    if (fd < 0) continue;
+    (void)::fdatasync(fd);
+    ::close(fd);
+  }
+}
+
+struct Reopen {
+  Cost cost;
+  LoadStats stats;
+};
+
+// Times PartitionLog::open, then closes the log (which leaves the clean-shutdown marker for the next open).
+Reopen timed_open(Env& env, const std::string& dir) {
+  std::unique_ptr<PartitionLog> log;
+  Reopen reopen;
+  reopen.cost = measure([&] { log = PartitionLog::open(env, dir, LogSettings{}).value(); });
+  reopen.stats = log->load_stats();
+  (void)log->close();
+  return reopen;
+}
+
+// A replicated log (no flush.messages, no flush.ms) written and never flushed or closed: partition.state still
+// says recovery point 0, so the whole segment is scanned (CRC of every batch, indexes rebuilt) at the next open.
+void bench_recovery(Env& env, const std::string& dir, const Anchors& anchors) {
+  const std::string log_dir = dir + "/recovery-0";
+  uint64_t written = 0;
+  {
+    auto log = PartitionLog::open(env, log_dir, LogSettings{}).value();
+    written = fill(*log, make_batch(kRecordsPerBatch, 1024 - 20), kRecoveryBytes);
+  }  // dropped without close(): no clean-shutdown marker
+  std::printf("recovery: %.2f GB in one segment (1 KiB records, 16 KiB batches), no clean-shutdown marker, recovery "
+              "point 0:\n", static_cast<double>(written) / 1e9);
+  write_back(log_dir);
+  const Reopen unclean = timed_open(env, log_dir);
+  const double rate = mbps(written, unclean.cost.wall);
+  std::printf("  unclean reopen: %.3f s = %.3f s per GB scanned, %.0f MB/s = %.2f x sequential read; %.2f CPU-s; %zu "
+              "segment(s) scanned%s\n", unclean.cost.wall, unclean.cost.wall / (static_cast<double>(written) / 1e9),
+              rate, rate / anchors.read_mbps, unclean.cost.cpu, unclean.stats.segments_recovered,
+              unclean.stats.clean_shutdown ? " (UNEXPECTED: a clean-shutdown marker was found)" : "");
+  const Reopen clean = timed_open(env, log_dir);
+  std::printf("  clean reopen (marker present): %.1f ms, %.3f CPU-s; %zu segment(s) scanned\n", clean.cost.wall * 1e3,
+              clean.cost.cpu, clean.stats.segments_recovered);
+  std::filesystem::remove_all(log_dir);
 }
 
 }  // namespace
@@ -146,13 +366,19 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(dir);
   RealEnv real("bench", LogLevel::kWarn);
   real.run([&](Env& env) {
-    const double page_cache = page_cache_write_mbps(env, dir, uint64_t{512} << 20);
-    const double fsync_rate = fsync_appends_per_second(env, dir, 2000);
-    std::printf("anchors: page-cache write %.0f MB/s, 4 KiB append+fdatasync %.0f /s\n", page_cache, fsync_rate);
-    copy_bandwidth();
-    bench_replicated(env, dir, page_cache);
+    Anchors anchors;
+    anchors.page_cache_mbps = page_cache_write_mbps(env, dir, uint64_t{512} << 20);
+    anchors.fsync_rate = fsync_appends_per_second(env, dir, 2000);
+    anchors.memcpy_mbps = copy_bandwidth();
+    anchors.first_touch_mbps = first_touch_bandwidth();
+    std::printf("anchors: page-cache write %.0f MB/s, 4 KiB append+fdatasync %.0f /s, memcpy %.0f MB/s, first touch "
+                "of fresh memory %.0f MB/s\n", anchors.page_cache_mbps, anchors.fsync_rate, anchors.memcpy_mbps,
+                anchors.first_touch_mbps);
+    bench_replicated(env, dir, anchors);
     double single = 1;
-    for (int writers : {1, 8, 64}) bench_persisted(env, dir, writers, fsync_rate, &single);
+    for (int writers : {1, 8, 64}) bench_persisted(env, dir, writers, anchors.fsync_rate, &single);
+    bench_cleaner(env, dir, anchors);
+    bench_recovery(env, dir, anchors);
   });
   std::filesystem::remove_all(dir);
   return 0;

@@ -11,13 +11,23 @@
 
 namespace {
 
-void add_serve(CLI::App& app, sluice::ServeOptions& options, std::string& log_level) {
+void add_serve(CLI::App& app, sluice::ServeFlags& flags, std::string& log_level) {
+  const sluice::ServeOptions defaults;
   CLI::App* serve = app.add_subcommand(
-      "serve", "Run the broker on real sockets and files. Until the Kafka API lands (a later issue) it opens its "
-               "data directory, accepts TCP connections and logs them.");
-  serve->add_option("--listen,-l", options.listen, "Address to listen on, HOST:PORT")->capture_default_str();
-  serve->add_option("--data-dir,-d", options.data_dir, "Data directory (created when missing)")
-      ->capture_default_str();
+      "serve", "Run the Kafka broker on real sockets and files. Alone: one node, " + defaults.data_dir + ", " +
+                   defaults.listen + ". Settings come from the flags, then --set, then --config, then the defaults.");
+  serve->add_option("--listen,-l", flags.listen,
+                    "Address to listen on, HOST:PORT (default " + defaults.listen + "; listeners= in --config)");
+  serve->add_option("--advertised", flags.advertised,
+                    "HOST:PORT clients are told to connect to (default: the bound listen address; "
+                    "advertised.listeners= in --config)");
+  serve->add_option("--data-dir,-d", flags.data_dir,
+                    "Data directory, created when missing (default " + defaults.data_dir + "; log.dirs= in --config)");
+  serve->add_option("--config,-c", flags.config_file,
+                    "Kafka-style properties file: key=value lines with Kafka's broker setting names (num.partitions, "
+                    "log.retention.hours, listeners=PLAINTEXT://host:port, ...)");
+  serve->add_option("--set", flags.settings, "key=value overriding the --config file; repeatable")
+      ->allow_extra_args(false);
   serve->add_option("--log-level", log_level, "trace, debug, info, warn, error or off")->capture_default_str();
 }
 
@@ -69,19 +79,19 @@ bool resolve_level(const std::string& text, sluice::LogLevel& level) {
 int main(int argc, char** argv) {
   CLI::App app{"Sluice: a Kafka-compatible broker whose core also runs in a deterministic simulator."};
   app.require_subcommand(1);
-  sluice::ServeOptions serve_options;
+  sluice::ServeFlags serve_flags;
   sluice::SmokeOptions sim_options;
   std::string serve_level = "info";
   std::string sim_level = "warn";
-  add_serve(app, serve_options, serve_level);
+  add_serve(app, serve_flags, serve_level);
   add_sim(app, sim_options, sim_level);
   LogOptions log_options;
   add_log(app, log_options);
   CLI11_PARSE(app, argc, argv);
 
   if (app.got_subcommand("serve")) {
-    if (!resolve_level(serve_level, serve_options.log_level)) return 2;
-    return sluice::run_serve(serve_options);
+    if (!resolve_level(serve_level, serve_flags.log_level)) return 2;
+    return sluice::run_serve_command(serve_flags);
   }
   if (CLI::App* log = app.get_subcommand("log"); log->parsed()) {
     if (log->got_subcommand("inspect")) return sluice::run_log_inspect(log_options.dir, log_options.json);

@@ -2,15 +2,18 @@
 
 #include <fmt/core.h>
 
-#include <chrono>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <vector>
 
-#include "core/base/assert.h"
-#include "core/base/limits.h"
+#include "core/kafka/broker.h"
+#include "core/kafka/properties.h"
 #include "net/real_env.h"
 
 namespace sluice {
@@ -18,20 +21,11 @@ namespace {
 
 // At most this many names of the data directory go into the start-up line.
 constexpr size_t kListedEntriesMax = 20;
-// After a failed accept (out of fds, say), wait this long instead of spinning.
-constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
 
-struct Connection {
-  std::unique_ptr<Stream> stream;
-  FiberRef fiber;
-};
-
-// Shared by the main fiber, the connection fibers and the signal handler; outlives them all.
+// Shared by the main fiber and the signal handler; outlives both.
 struct ServeState {
-  Listener* listener = nullptr;  // set while accepting
+  kafka::Broker* broker = nullptr;  // set while serving
   bool stopping = false;
-  uint64_t next_connection_id = 1;
-  std::map<uint64_t, Connection> connections;
 };
 
 void print_fatal(const std::string& message) {
@@ -53,68 +47,32 @@ void log_data_dir(Env& env, const std::string& dir, const std::vector<DirEntry>&
   env.log.info("data directory {} holds {} entries: {}", dir, entries.size(), names);
 }
 
-// Reads and discards until end of stream, an error, or close() from the main fiber.
-void serve_connection(Env& env, ServeState& state, uint64_t id) {
-  // Erases the entry (and closes the stream) however the fiber ends, unwinding included.
-  struct Forget {
-    ServeState& state;
-    uint64_t id;
-    ~Forget() { state.connections.erase(id); }
-  } forget{state, id};
-  Stream& stream = *state.connections.at(id).stream;
-  const std::string peer = stream.peer().to_string();
-  std::vector<uint8_t> buffer(limits::kStreamReadChunkBytes);
-  uint64_t received = 0;
-  Status end;
-  while (true) {
-    Result<size_t> n = stream.read_some(buffer);
-    if (!n.ok()) {
-      end = n.status();
-      break;
-    }
-    if (*n == 0) break;
-    received += *n;
-    env.log.debug("received {} bytes from {} ({} in total)", *n, peer, received);
-  }
-  if (end.ok() || end.code() == Code::kClosed) {
-    env.log.info("connection from {} closed after {} bytes", peer, received);
-  } else {
-    env.log.info("connection from {} closed after {} bytes: {}", peer, received, end.to_string());
-  }
+void log_settings(Env& env, const std::map<std::string, std::string>& settings) {
+  if (settings.empty()) return;
+  std::string text;
+  for (const auto& [key, value] : settings) text += (text.empty() ? "" : ", ") + key + "=" + value;
+  env.log.info("settings: {}", text);
 }
 
-void accept_loop(Env& env, ServeState& state, Listener& listener) {
-  while (!state.stopping) {
-    Result<std::unique_ptr<Stream>> accepted = listener.accept();
-    if (!accepted.ok()) {
-      if (accepted.status().code() == Code::kClosed) break;  // the signal handler closed it
-      env.log.warn("accept failed: {}", accepted.status().to_string());
-      env.scheduler.sleep_for(kAcceptBackoff);
-      continue;
-    }
-    const uint64_t id = state.next_connection_id++;
-    Connection& connection = state.connections[id];
-    connection.stream = std::move(accepted).value();
-    env.log.info("accepted connection from {}", connection.stream->peer().to_string());
-    connection.fiber = env.scheduler.spawn("conn." + std::to_string(id), [&env, &state, id] {
-      serve_connection(env, state, id);
-    });
+// The wildcard addresses: clients cannot connect to them, so advertising one is nearly always a mistake.
+bool is_any_address(const std::string& host) { return host == "0.0.0.0" || host == "::"; }
+
+// Where clients are told to connect: --advertised, else the bound address (with the port "host:0" got).
+Address advertised_address(Env& env, const std::optional<Address>& advertised, const Address& bound) {
+  if (advertised) return *advertised;
+  if (is_any_address(bound.host)) {
+    env.log.warn(
+        "listening on every interface ({}): clients will be told to connect to {}, which only works "
+        "from this host; pass --advertised HOST:PORT (or advertised.listeners=PLAINTEXT://HOST:PORT) "
+        "with an address clients can reach",
+        bound.to_string(), bound.to_string());
   }
+  return bound;
 }
 
-// Closes every open connection and waits for their fibers to log the close and end.
-void close_connections(Env& env, ServeState& state) {
-  std::vector<FiberRef> fibers;
-  for (auto& [id, connection] : state.connections) {
-    connection.stream->close();
-    fibers.push_back(connection.fiber);
-  }
-  for (const FiberRef& fiber : fibers) env.scheduler.join(fiber);
-  SLUICE_ASSERT(state.connections.empty());
-}
-
-int serve_main(Env& env, const ServeOptions& options, const Address& address, ServeState& state,
-               const OnListening& on_listening) {
+int serve_main(Env& env, const ServeOptions& options, const Address& address,
+               const std::optional<Address>& advertised_flag, ServeState& state, const OnListening& on_listening) {
+  log_settings(env, options.settings);
   if (Status s = env.fs.create_dirs(options.data_dir); !s.ok()) {
     print_fatal("cannot create data directory " + options.data_dir + ": " + s.to_string());
     return 1;
@@ -130,23 +88,97 @@ int serve_main(Env& env, const ServeOptions& options, const Address& address, Se
     print_fatal("cannot listen on " + address.to_string() + ": " + listener.status().to_string());
     return 1;
   }
-  env.log.info("listening on {}", (*listener)->address().to_string());
+  const Address advertised = advertised_address(env, advertised_flag, (*listener)->address());
+  kafka::BrokerConfig config = options.broker;
+  config.advertised_host = advertised.host;
+  config.advertised_port = advertised.port;
+  Result<std::unique_ptr<kafka::Broker>> broker = kafka::Broker::open(env, options.data_dir, config);
+  if (!broker.ok()) {
+    print_fatal("cannot open the data directory " + options.data_dir + ": " + broker.status().to_string());
+    return 1;
+  }
+  env.log.info("listening on {}, advertised as {}", (*listener)->address().to_string(), advertised.to_string());
   if (on_listening) on_listening(env, (*listener)->address());
-  state.listener = listener->get();
-  accept_loop(env, state, **listener);
-  state.listener = nullptr;
+  state.broker = broker->get();
+  if (state.stopping) (*broker)->stop();  // a signal during start-up
+  (*broker)->serve(**listener);
+  state.broker = nullptr;
   (*listener)->close();
-  close_connections(env, state);
+  if (Status closed = (*broker)->close(); !closed.ok()) {
+    env.log.error("closing the logs: {}", closed.to_string());
+    return 1;
+  }
   env.log.info("stopped");
   return 0;
 }
 
+// An --advertised address: HOST:PORT with a real port (clients cannot connect to port 0).
+Result<std::optional<Address>> parse_advertised(const std::string& text) {
+  if (text.empty()) return std::optional<Address>();
+  SLUICE_ASSIGN_OR_RETURN(Address address, parse_address(text));
+  if (address.port == 0) return invalid_argument("address '" + text + "': clients cannot connect to port 0");
+  return std::optional<Address>(address);
+}
+
+Result<std::string> read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return invalid_argument("cannot read " + path + ": " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return invalid_argument("cannot read " + path + ": " + std::strerror(errno));
+  return text.str();
+}
+
+// The file's settings, then the --set overrides.
+Result<std::map<std::string, std::string>> load_settings(const ServeFlags& flags) {
+  std::map<std::string, std::string> settings;
+  if (!flags.config_file.empty()) {
+    SLUICE_ASSIGN_OR_RETURN(std::string text, read_text_file(flags.config_file));
+    Result<std::map<std::string, std::string>> parsed = kafka::parse_properties(text);
+    if (!parsed.ok()) return invalid_argument(flags.config_file + ": " + parsed.status().message());
+    settings = std::move(parsed).value();
+  }
+  for (const std::string& setting : flags.settings) {
+    Result<std::pair<std::string, std::string>> parsed = kafka::parse_setting(setting);
+    if (!parsed.ok()) return invalid_argument("--set: " + parsed.status().message());
+    settings[parsed->first] = parsed->second;
+  }
+  return settings;
+}
+
 }  // namespace
+
+Result<ServeOptions> resolve_serve_options(const ServeFlags& flags) {
+  ServeOptions options;
+  options.log_level = flags.log_level;
+  SLUICE_ASSIGN_OR_RETURN(options.settings, load_settings(flags));
+  std::map<std::string, std::string> broker_settings = options.settings;
+  SLUICE_ASSIGN_OR_RETURN(kafka::ServerSettings server, kafka::take_server_settings(broker_settings));
+  SLUICE_ASSIGN_OR_RETURN(options.broker, kafka::BrokerConfig::from_map(broker_settings));
+  options.listen = flags.listen.value_or(server.listen.value_or(options.listen));
+  options.advertised = flags.advertised.value_or(server.advertised.value_or(options.advertised));
+  options.data_dir = flags.data_dir.value_or(server.data_dir.value_or(options.data_dir));
+  return options;
+}
+
+int run_serve_command(const ServeFlags& flags, const OnListening& on_listening) {
+  Result<ServeOptions> options = resolve_serve_options(flags);
+  if (!options.ok()) {
+    print_fatal("configuration: " + options.status().message());
+    return 2;
+  }
+  return run_serve(*options, on_listening);
+}
 
 int run_serve(const ServeOptions& options, const OnListening& on_listening) {
   Result<Address> address = parse_address(options.listen);
   if (!address.ok()) {
     print_fatal("invalid listen address: " + address.status().message());
+    return 2;
+  }
+  Result<std::optional<Address>> advertised = parse_advertised(options.advertised);
+  if (!advertised.ok()) {
+    print_fatal("invalid advertised address: " + advertised.status().message());
     return 2;
   }
   RealEnv real("serve", options.log_level);
@@ -160,16 +192,15 @@ int run_serve(const ServeOptions& options, const OnListening& on_listening) {
     const char* name = signal_number == SIGINT ? "SIGINT" : "SIGTERM";
     real.log().info("signal {} ({}): stopping", signal_number, name);
     state.stopping = true;
-    if (state.listener != nullptr) state.listener->close();
+    if (state.broker != nullptr) state.broker->stop();
   });
   if (!signals.ok()) {
     print_fatal("cannot handle signals: " + signals.to_string());
     return 1;
   }
   int exit_code = 1;
-  const int run_result = real.run([&](Env& env) {
-    exit_code = serve_main(env, options, *address, state, on_listening);
-  });
+  const int run_result =
+      real.run([&](Env& env) { exit_code = serve_main(env, options, *address, *advertised, state, on_listening); });
   if (run_result != 0) {
     real.log().warn("stopped without waiting for connections");
     return 1;

@@ -20,6 +20,7 @@ namespace sluice {
   X(kNotLeaderOrFollower, 6, true, "This server is not the leader for that topic-partition")                   \
   X(kRequestTimedOut, 7, true, "The request timed out")                                                         \
   X(kMessageTooLarge, 10, false, "The request included a message larger than the max message size")           \
+  X(kCoordinatorNotAvailable, 15, true, "The coordinator is not available")                                       \
   X(kInvalidTopicException, 17, false, "The request attempted to perform an operation on an invalid topic")    \
   X(kRecordListTooLarge, 18, false, "The request included a message batch larger than the segment size")       \
   X(kNotEnoughReplicas, 19, true, "Messages are rejected since there are fewer in-sync replicas than required")  \
@@ -32,7 +33,11 @@ namespace sluice {
   X(kInvalidConfig, 40, false, "Configuration is invalid")                                                      \
   X(kInvalidRequest, 42, false, "This most likely occurs because of a request being malformed")                 \
   X(kPolicyViolation, 44, false, "Request parameters do not satisfy the configured policy")                     \
+  X(kOutOfOrderSequenceNumber, 45, false, "The broker received an out of order sequence number")               \
+  X(kInvalidProducerEpoch, 47, false, "Producer attempted to produce with an old epoch")                       \
+  X(kTransactionalIdAuthorizationFailed, 53, false, "The transactional id is not authorized")                  \
   X(kKafkaStorageError, 56, true, "Disk error when trying to access log file on the disk")                     \
+  X(kUnsupportedCompressionType, 76, false, "The client does not support the batch's compression type")         \
   X(kInvalidRecord, 87, false, "This record has failed the validation on broker and hence will be rejected")
 
 enum class ErrorCode : int16_t {

@@ -116,7 +116,8 @@ Result<PartitionReport> inspect_partition(Env env, const std::string& dir, const
       SLUICE_TRY(scan_segment(*file, report.state ? report.state->log_start_offset : 0, segment));
       report.segments.push_back(std::move(segment));
     } else if (!name || (name->suffix != kIndexSuffix && name->suffix != kTimeIndexSuffix)) {
-      if (entry.name != "topic.properties" && entry.name != kStateFileName && entry.name != kCleanShutdownFileName) {
+      if (entry.name != "topic.properties" && entry.name != "partition.metadata" && entry.name != kStateFileName &&
+          entry.name != kCleanShutdownFileName) {
         report.other_files.push_back(entry.name);
       }
     }

@@ -10,6 +10,19 @@ namespace sluice::storage {
 namespace {
 
 constexpr const char* kConfigFile = "topic.properties";
+constexpr const char* kMetadataFile = "partition.metadata";  // Kafka's: "version: 0" and "topic_id: <uuid>"
+
+std::string encode_partition_metadata(const std::string& topic_id) {
+  return "version: 0\ntopic_id: " + topic_id + "\n";
+}
+
+std::string decode_topic_id(std::string_view text) {
+  constexpr std::string_view kKey = "topic_id: ";
+  const size_t at = text.find(kKey);
+  if (at == std::string_view::npos) return "";
+  std::string_view rest = text.substr(at + kKey.size());
+  return std::string(rest.substr(0, rest.find('\n')));
+}
 
 Result<std::string> read_small_file(FileSystem& fs, const std::string& path) {
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file, fs.open(path, OpenMode::kRead));
@@ -80,8 +93,15 @@ Status LogManager::load_partition(const std::string& name) {
     SLUICE_ASSIGN_OR_RETURN(std::string text, read_small_file(env_.fs, config_path));
     SLUICE_ASSIGN_OR_RETURN(config, TopicConfig::from_properties(text, config_.topic_defaults));
   }
+  std::string topic_id;
+  const std::string metadata_path = join_path(dir, kMetadataFile);
+  SLUICE_ASSIGN_OR_RETURN(bool has_metadata, env_.fs.exists(metadata_path));
+  if (has_metadata) {
+    SLUICE_ASSIGN_OR_RETURN(std::string text, read_small_file(env_.fs, metadata_path));
+    topic_id = decode_topic_id(text);
+  }
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<PartitionLog> log, PartitionLog::open(env_, dir, log_settings_for(config)));
-  entries_.emplace(*tp, Entry{std::move(config), std::move(log)});
+  entries_.emplace(*tp, Entry{std::move(config), std::move(log), std::move(topic_id)});
   return Status();
 }
 
@@ -91,7 +111,8 @@ Status LogManager::write_config(const TopicPartition& tp, const TopicConfig& con
   return write_file_atomically(env_.fs, path, path + ".tmp", as_bytes(config.to_properties()));
 }
 
-Result<PartitionLog*> LogManager::create_partition(const TopicPartition& tp, const TopicConfig& config) {
+Result<PartitionLog*> LogManager::create_partition(const TopicPartition& tp, const TopicConfig& config,
+                                                   const std::string& topic_id) {
   if (closed_) return closed("log manager is closed");
   if (entries_.count(tp)) return already_exists("partition " + tp.to_string() + " exists");
   if (!parse_partition_dir(tp.dir_name())) return invalid_argument("bad partition name " + tp.to_string());
@@ -99,9 +120,13 @@ Result<PartitionLog*> LogManager::create_partition(const TopicPartition& tp, con
   SLUICE_TRY(env_.fs.create_dirs(dir));
   SLUICE_TRY(env_.fs.sync_dir(data_dir_));
   SLUICE_TRY(write_config(tp, config));
+  if (!topic_id.empty()) {
+    const std::string path = join_path(dir, kMetadataFile);
+    SLUICE_TRY(write_file_atomically(env_.fs, path, path + ".tmp", as_bytes(encode_partition_metadata(topic_id))));
+  }
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<PartitionLog> log, PartitionLog::open(env_, dir, log_settings_for(config)));
   PartitionLog* raw = log.get();
-  entries_.emplace(tp, Entry{config, std::move(log)});
+  entries_.emplace(tp, Entry{config, std::move(log), topic_id});
   env_.log.info("created partition {} ({})", tp.to_string(),
                 config.durability == Durability::kPersisted ? "persisted" : "replicated");
   return raw;
@@ -115,6 +140,37 @@ PartitionLog* LogManager::find(const TopicPartition& tp) const {
 const TopicConfig* LogManager::topic_config(const TopicPartition& tp) const {
   auto it = entries_.find(tp);
   return it == entries_.end() ? nullptr : &it->second.config;
+}
+
+std::shared_ptr<PartitionLog> LogManager::find_shared(const TopicPartition& tp) const {
+  auto it = entries_.find(tp);
+  return it == entries_.end() ? nullptr : it->second.log;
+}
+
+std::string LogManager::topic_id(const TopicPartition& tp) const {
+  auto it = entries_.find(tp);
+  return it == entries_.end() ? "" : it->second.topic_id;
+}
+
+Status LogManager::delete_partition(const TopicPartition& tp) {
+  if (closed_) return closed("log manager is closed");
+  LockGuard lock(maintenance_);  // no retention or cleaner pass is using the log meanwhile
+  auto it = entries_.find(tp);
+  if (it == entries_.end()) return not_found("partition " + tp.to_string());
+  std::shared_ptr<PartitionLog> log = std::move(it->second.log);
+  entries_.erase(it);
+  cleaner_checkpoints_.erase(tp);
+  uncleanable_.erase(tp);
+  Status closed_log = log->close();
+  if (!closed_log.ok()) env_.log.warn("{}: close before delete: {}", tp.to_string(), closed_log.to_string());
+  log.reset();
+  const std::string dir = join_path(data_dir_, tp.dir_name());
+  SLUICE_ASSIGN_OR_RETURN(std::vector<DirEntry> files, env_.fs.list(dir));
+  for (const DirEntry& file : files) SLUICE_TRY(env_.fs.remove(join_path(dir, file.name)));
+  SLUICE_TRY(env_.fs.remove_dir(dir));
+  SLUICE_TRY(env_.fs.sync_dir(data_dir_));
+  env_.log.info("deleted partition {}", tp.to_string());
+  return Status();
 }
 
 std::vector<TopicPartition> LogManager::partitions() const {

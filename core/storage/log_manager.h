@@ -42,10 +42,19 @@ class LogManager {
   LogManager(const LogManager&) = delete;
   LogManager& operator=(const LogManager&) = delete;
 
-  // Creates the partition with `config` (kAlreadyExists when present).
-  Result<PartitionLog*> create_partition(const TopicPartition& tp, const TopicConfig& config);
+  // Creates the partition with `config` (kAlreadyExists when present). `topic_id` (the topic's UUID in Kafka's
+  // text form, opaque here) is kept in the partition's `partition.metadata`, as Kafka does.
+  Result<PartitionLog*> create_partition(const TopicPartition& tp, const TopicConfig& config,
+                                         const std::string& topic_id = "");
+  // Closes the partition's log and removes its directory (DeleteTopics). kNotFound when absent.
+  Status delete_partition(const TopicPartition& tp);
   PartitionLog* find(const TopicPartition& tp) const;
+  // For callers that suspend while using the log (reads, long polls): it stays valid even if the partition is
+  // deleted meanwhile (its calls then fail as closed).
+  std::shared_ptr<PartitionLog> find_shared(const TopicPartition& tp) const;
   const TopicConfig* topic_config(const TopicPartition& tp) const;
+  // The topic id given at creation ("" when none was).
+  std::string topic_id(const TopicPartition& tp) const;
   std::vector<TopicPartition> partitions() const;
   // Applies a new config to the partition at once (settings, retention) and persists it.
   Status alter_config(const TopicPartition& tp, const TopicConfig& config);
@@ -79,7 +88,8 @@ class LogManager {
 
   struct Entry {
     TopicConfig config;
-    std::unique_ptr<PartitionLog> log;
+    std::shared_ptr<PartitionLog> log;  // shared: a fiber suspended in a call keeps a deleted log alive
+    std::string topic_id;
   };
 
  private:

@@ -22,10 +22,11 @@ Result<AppendResult> LogManager::append(const TopicPartition& tp, ByteView batch
   if (closed_) return closed("log manager is closed");
   auto it = entries_.find(tp);
   if (it == entries_.end()) return kafka_error(ErrorCode::kUnknownTopicOrPartition, tp.to_string());
-  SLUICE_TRY(check_disk_pressure(tp));
+  const std::shared_ptr<PartitionLog> log = it->second.log;  // `it` may not survive the suspensions below
   AppendOptions options;
   options.log_append_time = it->second.config.message_timestamp_type == MessageTimestampType::kLogAppendTime;
-  Result<AppendResult> appended = it->second.log->append(batches, options);
+  SLUICE_TRY(check_disk_pressure(tp));
+  Result<AppendResult> appended = log->append(batches, options);
   if (!appended.ok() && appended.status().code() == Code::kNoSpace) {
     ++appends_refused_for_space_;
     env_.log.warn("{}: append refused, the disk is full: {}", tp.to_string(), appended.status().to_string());
@@ -79,10 +80,11 @@ Status LogManager::free_oldest(const TopicPartition& requester) {
 
 Result<int64_t> LogManager::delete_records(const TopicPartition& tp, int64_t offset) {
   if (closed_) return closed("log manager is closed");
+  LockGuard lock(maintenance_);  // first: the lookup must not span a suspension
   auto it = entries_.find(tp);
   if (it == entries_.end()) return kafka_error(ErrorCode::kUnknownTopicOrPartition, tp.to_string());
-  LockGuard lock(maintenance_);
-  return it->second.log->delete_records(offset);
+  const std::shared_ptr<PartitionLog> log = it->second.log;
+  return log->delete_records(offset);
 }
 
 Result<std::map<TopicPartition, RetentionResult>> LogManager::run_retention(int64_t now_ms) {

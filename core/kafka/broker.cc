@@ -1,0 +1,87 @@
+#include "core/kafka/broker.h"
+
+#include <vector>
+
+#include "core/base/assert.h"
+
+namespace sluice::kafka {
+namespace {
+
+// After a failed accept (out of descriptors, say), wait this long instead of spinning.
+constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
+
+}  // namespace
+
+Broker::Broker(Env env, BrokerConfig config, std::unique_ptr<storage::LogManager> logs)
+    : env_(env), config_(std::move(config)), logs_(std::move(logs)), appended_(env.scheduler) {
+  topics_ = std::make_unique<TopicTable>(env_, *logs_, config_);
+  producers_ = std::make_unique<ProducerStateManager>(env_, *logs_);
+}
+
+Broker::~Broker() { SLUICE_ASSERT(connections_.empty()); }
+
+Result<std::unique_ptr<Broker>> Broker::open(Env env, const std::string& data_dir, BrokerConfig config) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<storage::LogManager> logs,
+                          storage::LogManager::open(env, data_dir, config.storage));
+  std::unique_ptr<Broker> broker(new Broker(env, std::move(config), std::move(logs)));
+  SLUICE_TRY(broker->topics_->load());
+  broker->logs_->start();
+  env.log.info("broker {} open: {} topics in {}", broker->config_.node_id, broker->topics_->all().size(), data_dir);
+  return broker;
+}
+
+void Broker::serve(Listener& listener) {
+  listener_ = &listener;
+  while (!stopping_) {
+    Result<std::unique_ptr<Stream>> accepted = listener.accept();
+    if (!accepted.ok()) {
+      if (accepted.status().code() == Code::kClosed || stopping_) break;
+      env_.log.warn("accept failed: {}", accepted.status().to_string());
+      env_.scheduler.sleep_for(kAcceptBackoff);
+      continue;
+    }
+    if (connections_.size() >= static_cast<size_t>(config_.max_connections)) {
+      env_.log.warn("refusing a connection from {}: max.connections={} reached",
+                    (*accepted)->peer().to_string(), config_.max_connections);
+      (*accepted)->close();
+      continue;
+    }
+    const uint64_t id = next_connection_id_++;
+    Connection& connection = connections_[id];
+    connection.stream = std::move(accepted).value();
+    env_.log.debug("accepted connection {} from {}", id, connection.stream->peer().to_string());
+    connection.fiber = env_.scheduler.spawn("conn." + std::to_string(id), [this, id] { run_connection(id); });
+  }
+  listener_ = nullptr;
+  std::vector<FiberRef> fibers;
+  for (auto& [id, connection] : connections_) {
+    connection.stream->close();
+    fibers.push_back(connection.fiber);
+  }
+  for (const FiberRef& fiber : fibers) env_.scheduler.join(fiber);
+  SLUICE_ASSERT(connections_.empty());
+}
+
+void Broker::run_connection(uint64_t id) {
+  // Forgets the connection (and closes its stream) however the fiber ends, unwinding included.
+  struct Forget {
+    Broker& broker;
+    uint64_t id;
+    ~Forget() { broker.connections_.erase(id); }
+  } forget{*this, id};
+  serve_connection(*this, *connections_.at(id).stream);
+}
+
+void Broker::stop() {
+  stopping_ = true;
+  if (listener_ != nullptr) listener_->close();
+  for (auto& [id, connection] : connections_) connection.stream->close();
+  appended_.notify_all();  // long polls end early
+}
+
+Status Broker::close() {
+  SLUICE_ASSERT(connections_.empty());
+  return logs_->close();
+}
+
+}  // namespace sluice::kafka

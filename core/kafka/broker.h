@@ -1,0 +1,82 @@
+// A single-node Kafka broker over the Env seam: the same object serves real sockets (`sluice serve`) and the
+// simulator's network. It owns the log manager (storage duties included) and the topic table, accepts
+// connections, and gives each one a fiber that reads a request, answers it, and reads the next (responses leave
+// in request order; one request at a time per connection, as Kafka's muted channels do, bounds a connection to one
+// frame of socket.request.max.bytes).
+//
+// Fibers: open(), serve(), stop() and close() from the node's fibers. stop() may come from any fiber or a signal
+// callback; serve() then returns once every connection fiber has ended.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/env/env.h"
+#include "core/env/network.h"
+#include "core/env/scheduler.h"
+#include "core/kafka/broker_config.h"
+#include "core/kafka/producer_state.h"
+#include "core/kafka/topics.h"
+#include "core/storage/log_manager.h"
+
+namespace sluice::kafka {
+
+class Broker {
+ public:
+  // Loads the data directory (a partition refusing to load fails the open with its message) and starts the
+  // retention and cleaner fibers.
+  static Result<std::unique_ptr<Broker>> open(Env env, const std::string& data_dir, BrokerConfig config);
+  ~Broker();
+  Broker(const Broker&) = delete;
+  Broker& operator=(const Broker&) = delete;
+
+  // Accepts until stop(); returns after every connection fiber ended.
+  void serve(Listener& listener);
+  // Stops accepting and closes every connection (each fiber ends after its current request).
+  void stop();
+  // Graceful: flushes every log and writes the clean-shutdown markers. After serve() returned.
+  Status close();
+
+  Env env() const { return env_; }
+  const BrokerConfig& config() const { return config_; }
+  storage::LogManager& logs() { return *logs_; }
+  TopicTable& topics() { return *topics_; }
+  // Idempotent producers: producer ids and per-partition sequence state.
+  ProducerStateManager& producers() { return *producers_; }
+
+  // Long polls: fetches wait here for new data; every append notifies.
+  WaitQueue& appended() { return appended_; }
+  void notify_appended() { appended_.notify_all(); }
+  // After stop(): long polls answer at once instead of waiting out their max wait.
+  bool stopping() const { return stopping_; }
+
+  uint64_t connections_accepted() const { return next_connection_id_ - 1; }
+  size_t open_connections() const { return connections_.size(); }
+
+ private:
+  Broker(Env env, BrokerConfig config, std::unique_ptr<storage::LogManager> logs);
+  void run_connection(uint64_t id);
+
+  struct Connection {
+    std::unique_ptr<Stream> stream;
+    FiberRef fiber;
+  };
+
+  Env env_;
+  BrokerConfig config_;
+  std::unique_ptr<storage::LogManager> logs_;
+  std::unique_ptr<TopicTable> topics_;
+  std::unique_ptr<ProducerStateManager> producers_;  // after logs_: it holds a reference to them
+  WaitQueue appended_;
+  Listener* listener_ = nullptr;  // while serving
+  bool stopping_ = false;
+  uint64_t next_connection_id_ = 1;
+  std::map<uint64_t, Connection> connections_;
+};
+
+// Serves one connection until the peer closes it, a request is malformed, or the broker stops.
+void serve_connection(Broker& broker, Stream& stream);
+
+}  // namespace sluice::kafka

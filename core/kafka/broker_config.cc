@@ -1,0 +1,225 @@
+#include "core/kafka/broker_config.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include "core/env/network.h"
+#include "core/protocol/error_codes.h"
+#include "core/storage/config_def.h"
+
+namespace sluice::kafka {
+namespace {
+
+using storage::ConfigRule;
+using storage::ConfigType;
+using storage::ConfigValue;
+
+struct Key {
+  std::string_view name;
+  ConfigRule rule;
+  void (*store)(BrokerConfig& config, const ConfigValue& value);
+};
+
+constexpr ConfigRule int_between(int64_t min, int64_t max) {
+  return ConfigRule{.type = ConfigType::kInt, .min = min, .max = max};
+}
+constexpr ConfigRule kBoolean{.type = ConfigType::kBoolean};
+constexpr ConfigRule kString{.type = ConfigType::kString};
+
+int32_t as_int(const ConfigValue& v) { return static_cast<int32_t>(v.integer); }
+
+// Kafka's names. node.id and broker.id are synonyms; listeners and log.dirs are take_server_settings'.
+const std::array kKeys = {
+    Key{"node.id", int_between(0, INT32_MAX), [](BrokerConfig& c, const ConfigValue& v) { c.node_id = as_int(v); }},
+    Key{"broker.id", int_between(0, INT32_MAX), [](BrokerConfig& c, const ConfigValue& v) { c.node_id = as_int(v); }},
+    Key{"cluster.id", kString, [](BrokerConfig& c, const ConfigValue& v) { c.cluster_id = v.text; }},
+    Key{"auto.create.topics.enable", kBoolean,
+        [](BrokerConfig& c, const ConfigValue& v) { c.auto_create_topics_enable = v.boolean; }},
+    Key{"num.partitions", int_between(1, INT32_MAX),
+        [](BrokerConfig& c, const ConfigValue& v) { c.num_partitions = as_int(v); }},
+    Key{"default.replication.factor", int_between(1, 1),
+        [](BrokerConfig& c, const ConfigValue& v) { c.default_replication_factor = static_cast<int16_t>(v.integer); }},
+    Key{"socket.request.max.bytes", int_between(1024, INT32_MAX),
+        [](BrokerConfig& c, const ConfigValue& v) { c.socket_request_max_bytes = static_cast<size_t>(v.integer); }},
+    Key{"max.connections", int_between(1, INT32_MAX),
+        [](BrokerConfig& c, const ConfigValue& v) { c.max_connections = as_int(v); }},
+};
+
+constexpr std::array<std::string_view, 4> kServerKeys = {"listeners", "advertised.listeners", "log.dirs", "log.dir"};
+// Storage keys the topic table does not list as broker synonyms, offered as suggestions only when they are (still)
+// storage keys.
+constexpr std::array<std::string_view, 12> kMoreStorageKeys = {
+    "log.retention.minutes",
+    "log.retention.hours",
+    "log.roll.hours",
+    "log.roll.jitter.hours",
+    "log.retention.check.interval.ms",
+    "log.cleaner.enable",
+    "log.cleaner.backoff.ms",
+    "log.cleaner.dedupe.buffer.size",
+    "log.cleaner.io.buffer.size",
+    "log.disk.usage.max.percent",
+    "log.disk.pressure.policy",
+    "log.flush.scheduler.interval.ms",
+};
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The known key closest to a misspelt one, when it is close enough to be the likely intent.
+std::string closest_key(std::string_view name) {
+  std::vector<std::string_view> candidates(kServerKeys.begin(), kServerKeys.end());
+  for (const Key& key : kKeys) candidates.push_back(key.name);
+  for (const storage::TopicConfigKey& key : storage::topic_config_keys()) {
+    if (!key.broker_synonym.empty()) candidates.push_back(key.broker_synonym);
+  }
+  for (std::string_view key : kMoreStorageKeys) {
+    if (storage::BrokerStorageConfig::is_storage_key(key)) candidates.push_back(key);
+  }
+  std::string_view best;
+  size_t best_distance = 3;  // at most two edits
+  for (std::string_view candidate : candidates) {
+    const size_t distance = edit_distance(name, candidate);
+    if (distance < best_distance) {
+      best = candidate;
+      best_distance = distance;
+    }
+  }
+  return std::string(best);
+}
+
+Status unknown_key(const std::string& name) {
+  std::string message = "unknown broker setting " + name;
+  if (std::find(kServerKeys.begin(), kServerKeys.end(), name) != kServerKeys.end()) {
+    message += " (a setting of the serving process: take_server_settings reads it)";
+  } else if (const storage::TopicConfigKey* topic = storage::find_topic_config_key(name); topic != nullptr) {
+    message +=
+        topic->broker_synonym.empty()
+            ? " (a topic setting with no broker default: set it per topic)"
+            : fmt::format(" ({} is a topic setting; the broker's default for it is {})", name, topic->broker_synonym);
+  } else if (std::string close = closest_key(name); !close.empty()) {
+    message += " (did you mean " + close + "?)";
+  }
+  return kafka_error(ErrorCode::kInvalidConfig, message);
+}
+
+const std::string* find(const std::map<std::string, std::string>& settings, std::string_view name) {
+  auto it = settings.find(std::string(name));
+  return it == settings.end() ? nullptr : &it->second;
+}
+
+std::string_view trim(std::string_view s) {
+  const size_t begin = s.find_first_not_of(" \t");
+  if (begin == std::string_view::npos) return {};
+  return s.substr(begin, s.find_last_not_of(" \t") - begin + 1);
+}
+
+// "PLAINTEXT://host:port" → "host:port"; `empty_host` stands in for a missing host, or refuses it when empty.
+Result<std::string> parse_listener(std::string_view key, std::string_view raw, std::string_view empty_host) {
+  constexpr std::string_view kScheme = "PLAINTEXT://";
+  const std::string_view value = trim(raw);
+  auto invalid = [&](std::string_view why) { return storage::invalid_config(key, value, why); };
+  if (value.find(',') != std::string_view::npos) return invalid("Sluice serves exactly one listener");
+  if (value.substr(0, kScheme.size()) != kScheme) {
+    return invalid("expected PLAINTEXT://host:port (Sluice serves PLAINTEXT only)");
+  }
+  std::string address(value.substr(kScheme.size()));
+  if (!address.empty() && address.front() == ':') {
+    if (empty_host.empty()) return invalid("the host is missing; expected PLAINTEXT://host:port");
+    address = std::string(empty_host) + address;
+  }
+  Result<Address> parsed = parse_address(address);
+  if (!parsed.ok()) return invalid("expected PLAINTEXT://host:port: " + parsed.status().message());
+  return parsed->to_string();
+}
+
+Result<std::string> parse_log_dirs(std::string_view key, std::string_view raw) {
+  const std::vector<std::string> dirs = storage::split_config_list(raw);
+  if (dirs.size() != 1 || dirs.front().empty()) {
+    return storage::invalid_config(key, raw, "Sluice stores in exactly one directory");
+  }
+  return dirs.front();
+}
+
+// A string rule without allowed values is free text here (the storage parser reads it as "none allowed"); it
+// must not be blank.
+Result<ConfigValue> parse_value(const Key& key, const std::string& raw) {
+  if (key.rule.type != ConfigType::kString || !key.rule.allowed.empty()) {
+    return storage::parse_config_value(key.name, raw, key.rule);
+  }
+  ConfigValue value;
+  value.text = std::string(trim(raw));
+  if (value.text.empty()) return storage::invalid_config(key.name, "\"\"", "must not be empty");
+  return value;
+}
+
+Status check_node_id_synonyms(const std::map<std::string, std::string>& settings, const BrokerConfig& config) {
+  const std::string* node_id = find(settings, "node.id");
+  const std::string* broker_id = find(settings, "broker.id");
+  if (node_id == nullptr || broker_id == nullptr) return Status();
+  SLUICE_ASSIGN_OR_RETURN(ConfigValue a, storage::parse_config_value("node.id", *node_id, kKeys[0].rule));
+  if (a.integer == config.node_id) return Status();
+  return kafka_error(ErrorCode::kInvalidConfig, fmt::format("node.id ({}) and broker.id ({}) are synonyms but differ: "
+                                                            "set one of them",
+                                                            a.integer, config.node_id));
+}
+
+}  // namespace
+
+bool BrokerConfig::is_broker_key(std::string_view name) {
+  for (const Key& key : kKeys) {
+    if (key.name == name) return true;
+  }
+  return false;
+}
+
+Result<BrokerConfig> BrokerConfig::from_map(const std::map<std::string, std::string>& settings) {
+  BrokerConfig config;
+  for (const auto& [name, raw] : settings) {
+    if (!is_broker_key(name) && !storage::BrokerStorageConfig::is_storage_key(name)) return unknown_key(name);
+  }
+  for (const Key& key : kKeys) {
+    const std::string* raw = find(settings, key.name);
+    if (raw == nullptr) continue;
+    SLUICE_ASSIGN_OR_RETURN(ConfigValue value, parse_value(key, *raw));
+    key.store(config, value);
+  }
+  SLUICE_TRY(check_node_id_synonyms(settings, config));
+  SLUICE_ASSIGN_OR_RETURN(config.storage, storage::BrokerStorageConfig::from_map(settings));
+  return config;
+}
+
+Result<ServerSettings> take_server_settings(std::map<std::string, std::string>& settings) {
+  ServerSettings server;
+  if (const std::string* raw = find(settings, "listeners")) {
+    SLUICE_ASSIGN_OR_RETURN(server.listen, parse_listener("listeners", *raw, "0.0.0.0"));
+  }
+  if (const std::string* raw = find(settings, "advertised.listeners")) {
+    SLUICE_ASSIGN_OR_RETURN(server.advertised, parse_listener("advertised.listeners", *raw, ""));
+  }
+  // log.dirs wins over log.dir, as in Kafka.
+  for (std::string_view key : {"log.dir", "log.dirs"}) {
+    if (const std::string* raw = find(settings, key)) {
+      SLUICE_ASSIGN_OR_RETURN(server.data_dir, parse_log_dirs(key, *raw));
+    }
+  }
+  for (std::string_view key : kServerKeys) settings.erase(std::string(key));
+  return server;
+}
+
+}  // namespace sluice::kafka

@@ -1,0 +1,48 @@
+// The broker's own settings (Kafka's names where Kafka has one), beside the storage knobs it hands to the log
+// manager. `sluice serve` fills it from a properties file (properties.h), --set overrides and flags.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/base/result.h"
+#include "core/storage/broker_storage_config.h"
+
+namespace sluice::kafka {
+
+struct BrokerConfig {
+  int32_t node_id = 1;                        // node.id / broker.id
+  std::string cluster_id = "sluice-cluster";  // what Metadata v2+ and DescribeCluster report
+  std::string advertised_host = "127.0.0.1";  // what Metadata tells clients to connect to
+  int32_t advertised_port = 9092;
+  bool auto_create_topics_enable = true;                // auto.create.topics.enable
+  int32_t num_partitions = 1;                           // num.partitions: auto-created topics and CreateTopics with -1
+  int16_t default_replication_factor = 1;               // default.replication.factor (one node: only 1 is possible)
+  size_t socket_request_max_bytes = 100 * 1024 * 1024;  // socket.request.max.bytes: the largest request frame
+  int32_t max_connections = 1000;                       // max.connections: further accepts are closed at once
+  storage::BrokerStorageConfig storage;
+
+  // Parses Kafka-named settings (a properties file's key → value); storage keys go to BrokerStorageConfig.
+  // Unknown keys fail with INVALID_CONFIG naming them (and the closest known key, or the broker synonym of a topic
+  // key); so do bad values, and node.id and broker.id set to different ids.
+  static Result<BrokerConfig> from_map(const std::map<std::string, std::string>& settings);
+  static bool is_broker_key(std::string_view name);
+};
+
+// Where the process listens, what it advertises and where it stores: Kafka's `listeners`, `advertised.listeners`
+// and `log.dirs` (else `log.dir`). They belong to the serving process rather than the broker core; the serve
+// command's flags win over them.
+struct ServerSettings {
+  std::optional<std::string> listen;      // "host:port" of listeners=PLAINTEXT://host:port
+  std::optional<std::string> advertised;  // "host:port" of advertised.listeners
+  std::optional<std::string> data_dir;
+};
+
+// Removes the ServerSettings keys from `settings` and parses them. One PLAINTEXT listener only (no SSL/SASL, no
+// second listener); an empty listener host (PLAINTEXT://:9092) binds every interface, as 0.0.0.0; an empty
+// advertised host is refused; log.dirs names one directory. Errors carry INVALID_CONFIG and name the key.
+Result<ServerSettings> take_server_settings(std::map<std::string, std::string>& settings);
+
+}  // namespace sluice::kafka

@@ -1,0 +1,47 @@
+// What every API handler sees and returns. A handler gets the decoded request header, the broker's state and the
+// request body; it answers with a response body (the connection adds the frame and the response header), with no
+// response at all (Produce acks=0), or with an error that closes the connection (a malformed request, as Kafka
+// does). Typed handlers take the decoded request struct and return the response struct (see `typed`).
+#pragma once
+
+#include <optional>
+
+#include "core/base/bytes.h"
+#include "core/base/result.h"
+#include "core/env/env.h"
+#include "core/env/network.h"
+#include "core/kafka/broker_config.h"
+#include "core/kafka/topics.h"
+#include "core/protocol/header.h"
+#include "core/protocol/message.h"
+
+namespace sluice::kafka {
+
+class Broker;
+
+struct RequestContext {
+  Env env;
+  Broker& broker;
+  const protocol::RequestHeader& header;
+  Address peer;
+  int16_t version() const { return header.api_version; }
+};
+
+struct HandlerOutcome {
+  std::optional<Bytes> response_body;  // nullopt: send nothing (acks=0)
+  bool close_connection = false;       // after sending the response, if any (acks=0 produce errors)
+};
+
+using Handler = Result<HandlerOutcome> (*)(RequestContext& ctx, ByteView body);
+
+// Decodes Req at the request's version, runs `fn`, encodes its Resp at the same version.
+template <protocol::ApiMessage Req, protocol::ApiMessage Resp>
+Result<HandlerOutcome> typed(RequestContext& ctx, ByteView body, Result<Resp> (*fn)(RequestContext&, const Req&)) {
+  SLUICE_ASSIGN_OR_RETURN(Req request, protocol::decode_message<Req>(body, ctx.version()));
+  SLUICE_ASSIGN_OR_RETURN(Resp response, fn(ctx, request));
+  Bytes out;
+  SLUICE_TRY(protocol::encode_message(response, ctx.version(), &out));
+  return HandlerOutcome{std::move(out), false};
+}
+
+}  // namespace sluice::kafka

@@ -1,0 +1,199 @@
+// CreateTopics (19): Kafka's KRaft rules (ReplicationControlManager.createTopics) on one node. Per topic, in Kafka's
+// order: the name (INVALID_TOPIC_EXCEPTION, also for a '.'/'_' collision with an existing topic), existence
+// (TOPIC_ALREADY_EXISTS), the configs (INVALID_CONFIG naming the key), then the partition count and replication
+// factor (-1 = the broker default; only 1 replica exists here) or a manual assignment (every partition on this
+// node, partitions 0..n-1). A name given twice is INVALID_REQUEST, answered once. validate_only checks it all and
+// creates nothing. From v5 a success carries the partition count, replication factor and every resulting config.
+#include "core/protocol/messages/create_topics.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/kafka/broker.h"
+#include "core/kafka/handlers/handlers.h"
+#include "core/kafka/topic_names.h"
+#include "core/protocol/error_codes.h"
+
+namespace sluice::kafka {
+namespace {
+
+using protocol::CreateTopicsRequest;
+using protocol::CreateTopicsResponse;
+
+// INVALID_REPLICA_ASSIGNMENT; not in error_codes.h's table.
+constexpr int16_t kInvalidReplicaAssignment = 39;
+
+Status invalid_assignment(std::string message) {
+  return Status(Code::kInvalidArgument, std::move(message), kInvalidReplicaAssignment);
+}
+
+// What a valid request turns into.
+struct Plan {
+  int32_t partitions = 0;
+  int16_t replication_factor = 1;
+  storage::TopicConfig config;
+};
+
+// Kafka's Topic.unifyCollisionChars: "a.b" and "a_b" would share metric names, so only one may exist.
+std::string unify_collision_chars(std::string_view name) {
+  std::string out(name);
+  std::replace(out.begin(), out.end(), '.', '_');
+  return out;
+}
+
+Status check_name(const TopicTable& topics, const std::string& name) {
+  SLUICE_TRY(validate_topic_name(name));
+  if (topics.find(name) != nullptr) {
+    return kafka_error(ErrorCode::kTopicAlreadyExists, fmt::format("Topic '{}' already exists.", name));
+  }
+  if (name.find_first_of("._") == std::string::npos) return Status();
+  const std::string unified = unify_collision_chars(name);
+  for (const TopicInfo* existing : topics.all()) {
+    if (unify_collision_chars(existing->name) == unified) {
+      return kafka_error(ErrorCode::kInvalidTopicException,
+                         fmt::format("Topic '{}' collides with existing topic: {}", name, existing->name));
+    }
+  }
+  return Status();
+}
+
+Result<storage::TopicConfig> topic_config(const BrokerConfig& broker, const CreateTopicsRequest::Topic& topic) {
+  std::map<std::string, std::string> overrides;
+  std::string nulls;
+  for (const CreateTopicsRequest::Config& config : topic.configs) {
+    if (!config.value) {
+      nulls += (nulls.empty() ? "" : ",") + config.name;
+    } else {
+      overrides[config.name] = *config.value;  // a key given twice: the last one wins, as in Kafka's map
+    }
+  }
+  if (!nulls.empty()) {
+    return kafka_error(ErrorCode::kInvalidConfig, "Null value not supported for topic configs: " + nulls);
+  }
+  return storage::TopicConfig::from_overrides(overrides, broker.storage.topic_defaults);
+}
+
+// A manual assignment: each partition's replica list must be exactly this node, the partitions 0..n-1.
+Result<int32_t> assigned_partitions(const CreateTopicsRequest::Topic& topic, int32_t node_id) {
+  if (topic.replication_factor != -1) {
+    return kafka_error(ErrorCode::kInvalidRequest,
+                       "A manual partition assignment was specified, but replication factor was not set to -1.");
+  }
+  if (topic.num_partitions != -1) {
+    return kafka_error(ErrorCode::kInvalidRequest,
+                       "A manual partition assignment was specified, but numPartitions was not set to -1.");
+  }
+  std::set<int32_t> seen;
+  for (const CreateTopicsRequest::Assignment& assignment : topic.assignments) {
+    if (!seen.insert(assignment.partition_index).second) {
+      return invalid_assignment(
+          fmt::format("Found multiple manual partition assignments for partition {}", assignment.partition_index));
+    }
+    if (assignment.broker_ids.empty()) {
+      return invalid_assignment("The manual partition assignment includes an empty replica list.");
+    }
+    for (int32_t broker : assignment.broker_ids) {
+      if (broker != node_id) {
+        return invalid_assignment(fmt::format(
+            "The manual partition assignment includes broker {}, but no such broker is registered.", broker));
+      }
+    }
+    if (assignment.broker_ids.size() > 1) {
+      return invalid_assignment(
+          fmt::format("The manual partition assignment includes the broker {} more than once.", node_id));
+    }
+  }
+  const auto count = static_cast<int32_t>(seen.size());
+  if (*seen.begin() != 0 || *seen.rbegin() != count - 1) {
+    return invalid_assignment("partitions should be a consecutive 0-based integer sequence");
+  }
+  return count;
+}
+
+Result<int32_t> partition_count(const CreateTopicsRequest::Topic& topic, const BrokerConfig& broker) {
+  if (!topic.assignments.empty()) return assigned_partitions(topic, broker.node_id);
+  if (topic.replication_factor < -1 || topic.replication_factor == 0) {
+    return kafka_error(ErrorCode::kInvalidReplicationFactor,
+                       "Replication factor must be larger than 0, or -1 to use the default value.");
+  }
+  if (topic.num_partitions < -1 || topic.num_partitions == 0) {
+    return kafka_error(ErrorCode::kInvalidPartitions, "Number of partitions was set to an invalid non-positive value.");
+  }
+  const int16_t replicas =
+      topic.replication_factor == -1 ? broker.default_replication_factor : topic.replication_factor;
+  if (replicas > 1) {
+    return kafka_error(ErrorCode::kInvalidReplicationFactor,
+                       fmt::format("Unable to replicate the partition {} time(s): The target replication factor of {} "
+                                   "cannot be reached because only 1 broker(s) are registered.",
+                                   replicas, replicas));
+  }
+  return topic.num_partitions == -1 ? broker.num_partitions : topic.num_partitions;
+}
+
+Result<Plan> check_topic(RequestContext& ctx, const CreateTopicsRequest::Topic& topic) {
+  const BrokerConfig& broker = ctx.broker.config();
+  SLUICE_TRY(check_name(ctx.broker.topics(), topic.name));
+  Plan plan;
+  SLUICE_ASSIGN_OR_RETURN(plan.config, topic_config(broker, topic));
+  SLUICE_ASSIGN_OR_RETURN(plan.partitions, partition_count(topic, broker));
+  return plan;
+}
+
+CreateTopicsResponse::Topic failed(const std::string& name, const Status& status) {
+  CreateTopicsResponse::Topic result;
+  result.name = name;
+  result.error_code = static_cast<int16_t>(to_error_code(status));
+  result.error_message = status.message();
+  return result;
+}
+
+CreateTopicsResponse::Topic created(const std::string& name, const protocol::Uuid& id, const Plan& plan) {
+  CreateTopicsResponse::Topic result;
+  result.name = name;
+  result.topic_id = id;
+  result.num_partitions = plan.partitions;
+  result.replication_factor = plan.replication_factor;
+  std::vector<storage::ConfigEntry> entries = plan.config.describe();
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  for (const storage::ConfigEntry& entry : entries) {
+    result.configs->push_back(
+        {entry.name, entry.value, entry.read_only, static_cast<int8_t>(entry.source), entry.sensitive});
+  }
+  return result;
+}
+
+CreateTopicsResponse::Topic create_one(RequestContext& ctx, const CreateTopicsRequest::Topic& topic,
+                                       bool validate_only) {
+  Result<Plan> checked = check_topic(ctx, topic);
+  if (!checked.ok()) return failed(topic.name, checked.status());
+  if (validate_only) return created(topic.name, protocol::Uuid::zero(), *checked);
+  Result<const TopicInfo*> made = ctx.broker.topics().create(topic.name, checked->partitions, checked->config);
+  if (!made.ok()) return failed(topic.name, made.status());
+  return created(topic.name, (*made)->id, *checked);
+}
+
+Result<CreateTopicsResponse> create_topics(RequestContext& ctx, const CreateTopicsRequest& request) {
+  std::map<std::string, int> mentions;
+  for (const CreateTopicsRequest::Topic& topic : request.topics) ++mentions[topic.name];
+  CreateTopicsResponse response;
+  std::set<std::string> answered_duplicates;
+  for (const CreateTopicsRequest::Topic& topic : request.topics) {
+    if (mentions[topic.name] == 1) {
+      response.topics.push_back(create_one(ctx, topic, request.validate_only));
+    } else if (answered_duplicates.insert(topic.name).second) {
+      response.topics.push_back(failed(topic.name, kafka_error(ErrorCode::kInvalidRequest, "Duplicate topic name.")));
+    }
+  }
+  return response;
+}
+
+}  // namespace
+
+Result<HandlerOutcome> handle_create_topics(RequestContext& ctx, ByteView body) {
+  return typed(ctx, body, create_topics);
+}
+
+}  // namespace sluice::kafka

@@ -1,0 +1,47 @@
+// InitProducerId (22): a new producer id with epoch 0 for an idempotent producer (null transactional id), as
+// Kafka's TransactionCoordinator does for one: it never reuses or bumps the id given in v3+ requests. Transactions
+// are not supported, so a transactional id is answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53), Kafka's answer
+// when the id is not authorized; clients treat it as fatal instead of retrying a coordinator lookup forever.
+#include "core/kafka/broker.h"
+#include "core/kafka/handlers/handlers.h"
+#include "core/protocol/error_codes.h"
+#include "core/protocol/messages/init_producer_id.h"
+
+namespace sluice::kafka {
+namespace {
+
+using protocol::InitProducerIdRequest;
+using protocol::InitProducerIdResponse;
+
+InitProducerIdResponse refused(ErrorCode error) {
+  InitProducerIdResponse response;
+  response.error_code = static_cast<int16_t>(error);
+  response.producer_id = -1;
+  response.producer_epoch = -1;
+  return response;
+}
+
+Result<InitProducerIdResponse> init_producer_id(RequestContext& ctx, const InitProducerIdRequest& request) {
+  if (request.transactional_id.has_value()) {
+    ctx.env.log.info("InitProducerId from {} with transactional id '{}': transactions are not supported",
+                     ctx.peer.to_string(), *request.transactional_id);
+    return refused(ErrorCode::kTransactionalIdAuthorizationFailed);
+  }
+  Result<int64_t> id = ctx.broker.producers().allocate_producer_id();
+  if (!id.ok()) {
+    ctx.env.log.warn("could not allocate a producer id: {}", id.status().to_string());
+    return refused(ErrorCode::kUnknownServerError);
+  }
+  InitProducerIdResponse response;
+  response.producer_id = *id;
+  response.producer_epoch = 0;
+  return response;
+}
+
+}  // namespace
+
+Result<HandlerOutcome> handle_init_producer_id(RequestContext& ctx, ByteView body) {
+  return typed(ctx, body, init_producer_id);
+}
+
+}  // namespace sluice::kafka

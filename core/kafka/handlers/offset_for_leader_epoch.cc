@@ -1,0 +1,57 @@
+// OffsetForLeaderEpoch (23), v2-4: the end offset of the largest leader epoch at or below the one asked for
+// (leader_epoch.h: epoch 0 spans the whole log, so it ends at the log end offset; a newer epoch is undefined,
+// -1 / -1). Consumers use it to detect log truncation after a leader change (KIP-320). Unknown partitions get
+// UNKNOWN_TOPIC_OR_PARTITION; a stale or future CurrentLeaderEpoch is fenced as in Fetch.
+#include <memory>
+
+#include "core/kafka/broker.h"
+#include "core/kafka/handlers/handlers.h"
+#include "core/kafka/handlers/leader_epoch.h"
+#include "core/protocol/error_codes.h"
+#include "core/protocol/messages/offset_for_leader_epoch.h"
+
+namespace sluice::kafka {
+namespace {
+
+using protocol::OffsetForLeaderEpochRequest;
+using protocol::OffsetForLeaderEpochResponse;
+
+OffsetForLeaderEpochResponse::Partition end_of_epoch(RequestContext& ctx, const std::string& topic,
+                                                     const OffsetForLeaderEpochRequest::Partition& wanted) {
+  OffsetForLeaderEpochResponse::Partition out;
+  out.partition = wanted.partition;
+  std::shared_ptr<storage::PartitionLog> log = ctx.broker.logs().find_shared({topic, wanted.partition});
+  if (log == nullptr) {
+    out.error_code = static_cast<int16_t>(ErrorCode::kUnknownTopicOrPartition);
+    return out;
+  }
+  out.error_code = check_current_leader_epoch(wanted.current_leader_epoch);
+  if (out.error_code != 0) return out;
+  const EpochEndOffset end = end_offset_for_epoch(wanted.leader_epoch, log->log_start_offset(), log->log_end_offset());
+  if (end.end_offset != kUndefinedEpochOffset) {  // Kafka leaves both at -1 when the offset is undefined
+    out.leader_epoch = end.epoch;
+    out.end_offset = end.end_offset;
+  }
+  return out;
+}
+
+Result<OffsetForLeaderEpochResponse> offset_for_leader_epoch(RequestContext& ctx,
+                                                             const OffsetForLeaderEpochRequest& request) {
+  OffsetForLeaderEpochResponse response;
+  for (const OffsetForLeaderEpochRequest::Topic& topic : request.topics) {
+    OffsetForLeaderEpochResponse::Topic& out = response.topics.emplace_back();
+    out.topic = topic.topic;
+    for (const OffsetForLeaderEpochRequest::Partition& partition : topic.partitions) {
+      out.partitions.push_back(end_of_epoch(ctx, topic.topic, partition));
+    }
+  }
+  return response;
+}
+
+}  // namespace
+
+Result<HandlerOutcome> handle_offset_for_leader_epoch(RequestContext& ctx, ByteView body) {
+  return typed(ctx, body, offset_for_leader_epoch);
+}
+
+}  // namespace sluice::kafka

@@ -1,0 +1,197 @@
+// Produce (0), the acks contract (DESIGN.md §4, storage-semantics.md A1):
+//   - acks outside {-1, 0, 1}: INVALID_REQUIRED_ACKS (21) for every partition, nothing created or appended;
+//   - acks=1 and acks=-1 answer after the append (one node: -1 is 1; `persisted` topics are synced by the log
+//     before append returns);
+//   - acks=0: no response frame at all; when any partition failed the connection is closed, as Kafka does
+//     (KafkaApis.handleProduceRequest), so that the client refreshes its metadata.
+// v0-2 (message formats 0 and 1) are advertised for librdkafka's sake but refused by closing the connection, as
+// Kafka 4 does (KIP-896, KAFKA-18659). Each partition's single batch is checked by storage's
+// validate_produce_batch and, for producer ids >= 0, by the idempotence rules (producer_state.h). Unknown topics
+// are created when auto.create.topics.enable allows (a Sluice choice: Kafka creates them on Metadata only).
+// Transactions are not supported: a request carrying transactional batches gets
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED everywhere, which is what Kafka answers when the id is not authorized.
+#include <fmt/format.h>
+
+#include "core/kafka/broker.h"
+#include "core/kafka/handlers/handlers.h"
+#include "core/kafka/topic_names.h"
+#include "core/protocol/error_codes.h"
+#include "core/protocol/messages/produce.h"
+#include "core/storage/log_config.h"
+#include "core/storage/record_batch.h"
+
+namespace sluice::kafka {
+namespace {
+
+using protocol::ProduceRequest;
+using protocol::ProduceResponse;
+using PartitionResponse = ProduceResponse::PartitionResponse;
+
+constexpr int16_t kFirstServedVersion = 3;  // message format 2
+constexpr int16_t kFirstZstdVersion = 7;    // KIP-110
+constexpr size_t kMagicOffset = 16;
+constexpr size_t kAttributesLowByte = 22;
+constexpr uint8_t kTransactionalBit = 0x10;
+
+bool valid_acks(int16_t acks) { return acks == -1 || acks == 0 || acks == 1; }
+
+// The batch's attributes, when the records start like a magic-2 batch (validation judges the rest).
+std::optional<uint8_t> batch_attributes(ByteView records) {
+  if (records.size() <= kAttributesLowByte || records[kMagicOffset] != storage::kMagicV2) return std::nullopt;
+  return records[kAttributesLowByte];
+}
+
+bool has_transactional_batch(const ProduceRequest& request) {
+  for (const ProduceRequest::TopicData& topic : request.topic_data) {
+    for (const ProduceRequest::PartitionData& partition : topic.partition_data) {
+      const std::optional<uint8_t> attributes = batch_attributes(partition.records.bytes());
+      if (attributes && (*attributes & kTransactionalBit) != 0) return true;
+    }
+  }
+  return false;
+}
+
+PartitionResponse failed(int32_t index, const Status& status) {
+  PartitionResponse out;
+  out.index = index;
+  out.error_code = static_cast<int16_t>(to_error_code(status));
+  out.base_offset = -1;
+  out.log_append_time_ms = -1;
+  out.log_start_offset = -1;
+  out.error_message = status.message();  // v8+ only
+  return out;
+}
+
+// Every partition of the request answered with the same error.
+ProduceResponse fail_all(const ProduceRequest& request, const Status& status) {
+  ProduceResponse response;
+  for (const ProduceRequest::TopicData& topic : request.topic_data) {
+    ProduceResponse::TopicResponse& answer = response.responses.emplace_back();
+    answer.name = topic.name;
+    for (const ProduceRequest::PartitionData& partition : topic.partition_data) {
+      answer.partition_responses.push_back(failed(partition.index, status));
+    }
+  }
+  return response;
+}
+
+// ProduceRequest.validateRecords' codec check, made before the batch count is: zstd needs v7.
+Status check_compression(ByteView records, int16_t version) {
+  const std::optional<uint8_t> attributes = batch_attributes(records);
+  if (version >= kFirstZstdVersion || !attributes) return Status();
+  if (static_cast<storage::Compression>(*attributes & 0x07) != storage::Compression::kZstd) return Status();
+  return kafka_error(ErrorCode::kUnsupportedCompressionType,
+                     fmt::format("zstd batches need Produce v{}; this request is v{}", kFirstZstdVersion, version));
+}
+
+// Validates and appends one partition's records. Idempotent batches go through the producer state, which may
+// answer a retry with its original offsets instead of appending it again.
+Result<storage::AppendResult> append_partition(RequestContext& ctx, const storage::TopicPartition& tp,
+                                               ByteView records) {
+  SLUICE_TRY(check_compression(records, ctx.version()));
+  storage::LogManager& logs = ctx.broker.logs();
+  const storage::TopicConfig* config = logs.topic_config(tp);
+  if (config == nullptr) {
+    return kafka_error(ErrorCode::kUnknownTopicOrPartition, fmt::format("no partition {}", tp.to_string()));
+  }
+  const int64_t now_ms = to_unix_ms(ctx.env.clock.wall_now());
+  SLUICE_TRY(storage::validate_produce_batch(records, storage::validation_rules_for(*config, now_ms)));
+  SLUICE_ASSIGN_OR_RETURN(storage::BatchHeader header, storage::parse_batch_header(records));
+  if (header.producer_id < 0) {  // kafkajs sends base sequence 0 with producer id -1: sequences mean nothing here
+    SLUICE_ASSIGN_OR_RETURN(storage::AppendResult result, logs.append(tp, records));
+    ctx.broker.notify_appended();
+    return result;
+  }
+  SLUICE_ASSIGN_OR_RETURN(ProducerStateManager::Appended appended,
+                          ctx.broker.producers().append(tp, records, header));
+  if (!appended.duplicate) ctx.broker.notify_appended();
+  return appended.result;
+}
+
+PartitionResponse produce_partition(RequestContext& ctx, const std::string& topic, int32_t partitions,
+                                    const ProduceRequest::PartitionData& data) {
+  if (data.index < 0 || data.index >= partitions) {
+    return failed(data.index, kafka_error(ErrorCode::kUnknownTopicOrPartition,
+                                          fmt::format("topic '{}' has no partition {}", topic, data.index)));
+  }
+  const storage::TopicPartition tp{topic, data.index};
+  Result<storage::AppendResult> appended = append_partition(ctx, tp, data.records.bytes());
+  if (!appended.ok()) {
+    ctx.env.log.debug("produce to {} failed: {}", tp.to_string(), appended.status().to_string());
+    return failed(data.index, appended.status());
+  }
+  PartitionResponse out;
+  out.index = data.index;
+  out.base_offset = appended->base_offset;
+  out.log_append_time_ms = appended->log_append_time_ms;
+  out.log_start_offset = appended->log_start_offset;
+  return out;
+}
+
+// The topic's partition count, creating the topic when allowed. An error Status (unknown, invalid, internal)
+// answers each of its partitions.
+Result<int32_t> topic_partitions(RequestContext& ctx, const std::string& name) {
+  if (is_internal_topic(name)) {
+    return kafka_error(ErrorCode::kInvalidTopicException, fmt::format("clients may not produce to '{}'", name));
+  }
+  SLUICE_ASSIGN_OR_RETURN(const TopicInfo* info, ctx.broker.topics().find_or_create(name));
+  if (info == nullptr) {
+    return kafka_error(ErrorCode::kUnknownTopicOrPartition, fmt::format("topic '{}' does not exist", name));
+  }
+  return info->partitions;  // a count, not the pointer: the topic may go while an append suspends
+}
+
+ProduceResponse produce(RequestContext& ctx, const ProduceRequest& request) {
+  if (!valid_acks(request.acks)) {
+    return fail_all(request, kafka_error(ErrorCode::kInvalidRequiredAcks,
+                                         fmt::format("acks={}; only -1, 0 and 1 are allowed", request.acks)));
+  }
+  if (has_transactional_batch(request)) {
+    return fail_all(request, kafka_error(ErrorCode::kTransactionalIdAuthorizationFailed,
+                                         "transactions are not supported: no transactional id is authorized"));
+  }
+  ProduceResponse response;
+  for (const ProduceRequest::TopicData& topic : request.topic_data) {
+    ProduceResponse::TopicResponse& answer = response.responses.emplace_back();
+    answer.name = topic.name;
+    const Result<int32_t> partitions = topic_partitions(ctx, topic.name);
+    for (const ProduceRequest::PartitionData& partition : topic.partition_data) {
+      answer.partition_responses.push_back(partitions.ok()
+                                               ? produce_partition(ctx, topic.name, *partitions, partition)
+                                               : failed(partition.index, partitions.status()));
+    }
+  }
+  return response;
+}
+
+bool any_error(const ProduceResponse& response) {
+  for (const ProduceResponse::TopicResponse& topic : response.responses) {
+    for (const PartitionResponse& partition : topic.partition_responses) {
+      if (partition.error_code != 0) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<HandlerOutcome> handle_produce(RequestContext& ctx, ByteView body) {
+  if (ctx.version() < kFirstServedVersion) {
+    return kafka_error(ErrorCode::kUnsupportedVersion,
+                       fmt::format("Produce v{} (message format 0/1) is refused, as Kafka 4 does; use v{}+",
+                                   ctx.version(), kFirstServedVersion));
+  }
+  SLUICE_ASSIGN_OR_RETURN(ProduceRequest request, protocol::decode_message<ProduceRequest>(body, ctx.version()));
+  const ProduceResponse response = produce(ctx, request);
+  if (request.acks == 0) {
+    // No response frame; a failure closes the connection so that the client notices and refreshes metadata.
+    const bool close = any_error(response);
+    if (close) ctx.env.log.info("closing the connection from {}: an acks=0 produce failed", ctx.peer.to_string());
+    return HandlerOutcome{std::nullopt, close};
+  }
+  Bytes out;
+  SLUICE_TRY(protocol::encode_message(response, ctx.version(), &out));
+  return HandlerOutcome{std::move(out), false};
+}
+
+}  // namespace sluice::kafka

@@ -1,0 +1,127 @@
+#include "core/kafka/topics.h"
+
+#include <fmt/format.h>
+
+#include "core/base/assert.h"
+#include "core/kafka/topic_names.h"
+#include "core/protocol/error_codes.h"
+
+namespace sluice::kafka {
+
+TopicTable::TopicTable(Env env, storage::LogManager& logs, const BrokerConfig& config)
+    : env_(env), logs_(logs), config_(config), changes_(env.scheduler) {}
+
+protocol::Uuid TopicTable::new_id() {
+  protocol::Uuid id;
+  while (id.is_zero()) {
+    for (size_t i = 0; i < id.bytes.size(); i += 8) {
+      const uint64_t word = env_.random.next_u64();
+      for (size_t j = 0; j < 8; ++j) id.bytes[i + j] = static_cast<uint8_t>(word >> (8 * j));
+    }
+    id.bytes[6] = static_cast<uint8_t>((id.bytes[6] & 0x0f) | 0x40);  // version 4
+    id.bytes[8] = static_cast<uint8_t>((id.bytes[8] & 0x3f) | 0x80);  // IETF variant
+  }
+  return id;
+}
+
+Status TopicTable::load() {
+  std::map<std::string, std::vector<int32_t>> partitions;
+  for (const storage::TopicPartition& tp : logs_.partitions()) partitions[tp.topic].push_back(tp.partition);
+  for (auto& [name, numbers] : partitions) {
+    for (size_t i = 0; i < numbers.size(); ++i) {
+      if (numbers[i] != static_cast<int32_t>(i)) {
+        return corruption(fmt::format("topic {}: partition {} is missing from the data directory", name, i));
+      }
+    }
+    TopicInfo info;
+    info.name = name;
+    info.partitions = static_cast<int32_t>(numbers.size());
+    info.config = *logs_.topic_config({name, 0});
+    Result<protocol::Uuid> id = protocol::Uuid::parse(logs_.topic_id({name, 0}));
+    info.id = id.ok() ? *id : new_id();  // a directory made without an id gets one for this run
+    topics_.emplace(name, std::move(info));
+  }
+  return Status();
+}
+
+const TopicInfo* TopicTable::find(const std::string& name) const {
+  auto it = topics_.find(name);
+  return it == topics_.end() ? nullptr : &it->second;
+}
+
+const TopicInfo* TopicTable::find_by_id(const protocol::Uuid& id) const {
+  for (const auto& [name, info] : topics_) {
+    if (info.id == id) return &info;
+  }
+  return nullptr;
+}
+
+std::vector<const TopicInfo*> TopicTable::all() const {
+  std::vector<const TopicInfo*> out;
+  for (const auto& [name, info] : topics_) out.push_back(&info);
+  return out;
+}
+
+Result<const TopicInfo*> TopicTable::create(const std::string& name, int32_t partitions,
+                                            const storage::TopicConfig& config) {
+  SLUICE_TRY(validate_topic_name(name));
+  if (partitions < 1) {
+    return kafka_error(ErrorCode::kInvalidPartitions, fmt::format("number of partitions {} is below 1", partitions));
+  }
+  LockGuard lock(changes_);
+  if (topics_.count(name) != 0) {
+    return kafka_error(ErrorCode::kTopicAlreadyExists, fmt::format("topic '{}' already exists", name));
+  }
+  TopicInfo info{name, new_id(), partitions, config};
+  for (int32_t p = 0; p < partitions; ++p) {
+    Result<storage::PartitionLog*> created = logs_.create_partition({name, p}, config, info.id.to_string());
+    if (created.ok()) continue;
+    for (int32_t made = 0; made < p; ++made) {
+      Status undone = logs_.delete_partition({name, made});
+      if (!undone.ok()) env_.log.warn("topic {}: undoing partition {}: {}", name, made, undone.to_string());
+    }
+    return created.status();
+  }
+  env_.log.info("created topic {} ({} partitions, id {})", name, partitions, info.id.to_string());
+  return &topics_.emplace(name, std::move(info)).first->second;
+}
+
+Result<const TopicInfo*> TopicTable::find_or_create(const std::string& name) {
+  if (const TopicInfo* found = find(name)) return found;
+  if (!config_.auto_create_topics_enable || is_internal_topic(name)) return nullptr;
+  SLUICE_TRY(validate_topic_name(name));
+  Result<const TopicInfo*> created = create(name, config_.num_partitions, config_.storage.topic_defaults);
+  if (!created.ok() && to_error_code(created.status()) == ErrorCode::kTopicAlreadyExists) return find(name);
+  return created;
+}
+
+Status TopicTable::remove(const std::string& name) {
+  LockGuard lock(changes_);
+  auto it = topics_.find(name);
+  if (it == topics_.end()) {
+    return kafka_error(ErrorCode::kUnknownTopicOrPartition, fmt::format("topic '{}' does not exist", name));
+  }
+  const int32_t partitions = it->second.partitions;
+  topics_.erase(it);  // gone for lookups first: no new request finds a half-deleted topic
+  for (int32_t p = 0; p < partitions; ++p) SLUICE_TRY(logs_.delete_partition({name, p}));
+  env_.log.info("deleted topic {}", name);
+  return Status();
+}
+
+Status TopicTable::alter_config(const std::string& name, const storage::TopicConfig& config) {
+  return update_config(name, [&config](const storage::TopicConfig&) -> Result<storage::TopicConfig> { return config; });
+}
+
+Status TopicTable::update_config(const std::string& name, const ConfigChange& change) {
+  LockGuard lock(changes_);
+  auto it = topics_.find(name);
+  if (it == topics_.end()) {
+    return kafka_error(ErrorCode::kUnknownTopicOrPartition, fmt::format("topic '{}' does not exist", name));
+  }
+  SLUICE_ASSIGN_OR_RETURN(storage::TopicConfig config, change(it->second.config));
+  for (int32_t p = 0; p < it->second.partitions; ++p) SLUICE_TRY(logs_.alter_config({name, p}, config));
+  it->second.config = config;
+  return Status();
+}
+
+}  // namespace sluice::kafka

@@ -1,0 +1,69 @@
+// The broker's topics: name, stable id, partition count and config, over the log manager's partitions. A topic is
+// the set of its `<topic>-<p>` partition directories; its id lives in each one's `partition.metadata`.
+//
+// Fibers: creations and deletions take turns on one mutex (each suspends on the file system); lookups never
+// suspend, and a topic appears only once all its partitions exist.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/env/env.h"
+#include "core/env/sync.h"
+#include "core/kafka/broker_config.h"
+#include "core/protocol/wire.h"
+#include "core/storage/log_manager.h"
+
+namespace sluice::kafka {
+
+struct TopicInfo {
+  std::string name;
+  protocol::Uuid id;
+  int32_t partitions = 0;
+  storage::TopicConfig config;
+};
+
+class TopicTable {
+ public:
+  TopicTable(Env env, storage::LogManager& logs, const BrokerConfig& config);
+
+  // Builds the table from the partitions the log manager loaded. A topic whose partitions are not 0..n-1 is
+  // reported (kCorruption): the data directory lost a partition.
+  Status load();
+
+  const TopicInfo* find(const std::string& name) const;
+  const TopicInfo* find_by_id(const protocol::Uuid& id) const;
+  std::vector<const TopicInfo*> all() const;
+
+  // CreateTopics: validates the name (INVALID_TOPIC_EXCEPTION), the count (INVALID_PARTITIONS) and that the
+  // topic is new (TOPIC_ALREADY_EXISTS), then creates every partition; a failure part-way removes what it made.
+  Result<const TopicInfo*> create(const std::string& name, int32_t partitions, const storage::TopicConfig& config);
+  // The topic, created with the broker defaults when auto.create.topics.enable allows and the name is valid.
+  // nullptr (no error) when it does not exist and may not be created.
+  Result<const TopicInfo*> find_or_create(const std::string& name);
+  // DeleteTopics: every partition's directory goes. UNKNOWN_TOPIC_OR_PARTITION when absent.
+  Status remove(const std::string& name);
+  // AlterConfigs: the new config for every partition, persisted, effective at once.
+  Status alter_config(const std::string& name, const storage::TopicConfig& config);
+  // The same with the new config computed by `change` from the one in force, inside the turn that orders changes,
+  // so that two concurrent alterations cannot lose each other's keys. `change`'s error is returned and nothing
+  // changes; UNKNOWN_TOPIC_OR_PARTITION when absent.
+  using ConfigChange = std::function<Result<storage::TopicConfig>(const storage::TopicConfig& current)>;
+  Status update_config(const std::string& name, const ConfigChange& change);
+
+  storage::LogManager& logs() { return logs_; }
+
+ private:
+  protocol::Uuid new_id();
+
+  Env env_;
+  storage::LogManager& logs_;
+  const BrokerConfig& config_;
+  std::map<std::string, TopicInfo> topics_;
+  Mutex changes_;
+};
+
+}  // namespace sluice::kafka

@@ -1,0 +1,74 @@
+// The APIs the broker serves, with the version range it advertises (kafka-protocol.md §2, verified against five
+// real clients) and the first flexible version of each (Kafka 3.9's schemas, "flexibleVersions"). This table is
+// the version firewall: ApiVersions advertises it, the request header's layout and every body's encoding follow
+// from it.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string_view>
+
+namespace sluice::protocol {
+
+// First flexible version of an API that has none.
+inline constexpr int16_t kNeverFlexible = std::numeric_limits<int16_t>::max();
+
+// X(name, key, advertised min, advertised max, first flexible version)
+// Produce is advertised from 0 although v0-2 are refused: librdkafka stops compressing when the range does not
+// start at 0 (pitfall 3, KAFKA-18659). Metadata stops at 9 and Fetch at 12 to defer topic ids (pitfalls 10, 11).
+#define SLUICE_KAFKA_APIS(X)                       \
+  X(Produce, 0, 0, 8, 9)                           \
+  X(Fetch, 1, 4, 12, 12)                           \
+  X(ListOffsets, 2, 1, 5, 6)                       \
+  X(Metadata, 3, 0, 9, 9)                          \
+  X(OffsetCommit, 8, 2, 8, 8)                      \
+  X(OffsetFetch, 9, 1, 8, 6)                       \
+  X(FindCoordinator, 10, 0, 4, 3)                  \
+  X(JoinGroup, 11, 2, 6, 6)                        \
+  X(Heartbeat, 12, 0, 4, 4)                        \
+  X(LeaveGroup, 13, 0, 4, 4)                       \
+  X(SyncGroup, 14, 0, 4, 4)                        \
+  X(DescribeGroups, 15, 0, 5, 5)                   \
+  X(ListGroups, 16, 0, 4, 3)                       \
+  X(ApiVersions, 18, 0, 3, 3)                      \
+  X(CreateTopics, 19, 2, 7, 5)                     \
+  X(DeleteTopics, 20, 1, 6, 4)                     \
+  X(DeleteRecords, 21, 0, 2, 2)                    \
+  X(InitProducerId, 22, 0, 4, 2)                   \
+  X(OffsetForLeaderEpoch, 23, 2, 4, 4)             \
+  X(DescribeConfigs, 32, 1, 3, 4)                  \
+  X(AlterConfigs, 33, 0, 2, 2)                     \
+  X(DeleteGroups, 42, 0, 2, 2)                     \
+  X(IncrementalAlterConfigs, 44, 0, 1, 1)          \
+  X(OffsetDelete, 47, 0, 0, kNeverFlexible)        \
+  X(DescribeCluster, 60, 0, 1, 0)
+
+enum class ApiKey : int16_t {
+#define SLUICE_KAFKA_API_ENUM(name, key, min, max, flexible_from) k##name = (key),
+  SLUICE_KAFKA_APIS(SLUICE_KAFKA_API_ENUM)
+#undef SLUICE_KAFKA_API_ENUM
+};
+
+struct ApiInfo {
+  ApiKey key;
+  std::string_view name;  // "Metadata"
+  int16_t min_version;    // advertised
+  int16_t max_version;
+  int16_t flexible_from;  // kNeverFlexible when no version is
+
+  bool supports(int16_t version) const { return version >= min_version && version <= max_version; }
+  // Also meaningful outside the advertised range: the request header of an unsupported ApiVersions v4 is still v2.
+  bool flexible(int16_t version) const { return version >= flexible_from; }
+};
+
+// Every API served, ordered by key.
+std::span<const ApiInfo> all_apis();
+// nullptr for a key the broker does not serve.
+const ApiInfo* find_api(int16_t key);
+const ApiInfo& api_info(ApiKey key);
+std::string_view api_name(ApiKey key);
+bool is_flexible(ApiKey key, int16_t version);
+bool is_supported(ApiKey key, int16_t version);
+
+}  // namespace sluice::protocol

@@ -1,0 +1,83 @@
+// Request and response headers, and the int32 size-prefixed frames they travel in (kafka-protocol.md §1).
+//
+//   request header v1:  int16 api_key, int16 api_version, int32 correlation_id, client_id (classic nullable string)
+//   request header v2:  v1 + tagged fields (when the API is flexible at that version; client_id stays classic)
+//   response header v0: int32 correlation_id
+//   response header v1: v0 + tagged fields; ApiVersions responses always use v0 (pitfall 1)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/base/bytes.h"
+#include "core/base/result.h"
+#include "core/base/status.h"
+#include "core/env/network.h"
+#include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
+
+namespace sluice::protocol {
+
+// Kafka's socket.request.max.bytes default.
+inline constexpr size_t kDefaultMaxFrameBytes = 100 * 1024 * 1024;
+inline constexpr size_t kFrameSizeBytes = 4;
+
+struct RequestHeader {
+  ApiKey api_key = ApiKey::kApiVersions;
+  int16_t api_version = 0;
+  int32_t correlation_id = 0;
+  std::optional<std::string> client_id;
+
+  bool operator==(const RequestHeader&) const = default;
+};
+
+int request_header_version(ApiKey api, int16_t version);   // 1 or 2
+int response_header_version(ApiKey api, int16_t version);  // 0 or 1
+
+// Decodes the header at the front of a request frame (without its size prefix) and points `*body` at the rest.
+// The header's tagged fields are skipped. A key the broker does not serve fails with kNotSupported carrying
+// UNSUPPORTED_VERSION (Kafka closes the connection then); a served key at a version outside the advertised range
+// decodes, and the caller decides (ApiVersions answers, kafka-protocol.md §1; other APIs close).
+Result<RequestHeader> decode_request_header(ByteView frame, ByteView* body);
+Status encode_request_header(const RequestHeader& header, Bytes* out);
+
+void encode_response_header(ApiKey api, int16_t version, int32_t correlation_id, Bytes* out);
+// The correlation id; `*body` gets the rest. For clients (tests, the simulator's workloads).
+Result<int32_t> decode_response_header(ByteView frame, ApiKey api, int16_t version, ByteView* body);
+
+// Building a frame in place: begin_frame appends a size placeholder and returns its offset, end_frame fills it in.
+size_t begin_frame(Bytes* out);
+void end_frame(Bytes* out, size_t begin);
+Bytes encode_frame(ByteView payload);
+
+// Reads one frame's payload. nullopt when the stream ends cleanly before a frame starts; a stream ending inside a
+// frame is kConnectionReset. A negative size or one above `max_frame_bytes` fails (kCorruption, INVALID_REQUEST)
+// before anything is allocated: the caller closes the connection.
+Result<std::optional<Bytes>> read_frame(Stream& stream, size_t max_frame_bytes = kDefaultMaxFrameBytes);
+
+// A whole response frame: size, header (v0 or v1 by the API), body.
+template <ApiMessage T>
+Result<Bytes> encode_response_frame(const T& msg, int16_t version, int32_t correlation_id) {
+  Bytes out;
+  const size_t begin = begin_frame(&out);
+  encode_response_header(T::kApiKey, version, correlation_id, &out);
+  SLUICE_TRY(encode_message(msg, version, &out));
+  end_frame(&out, begin);
+  return out;
+}
+
+// A whole request frame, for clients. header.api_key must be T::kApiKey.
+template <ApiMessage T>
+Result<Bytes> encode_request_frame(const RequestHeader& header, const T& msg) {
+  SLUICE_ASSERT(header.api_key == T::kApiKey);
+  Bytes out;
+  const size_t begin = begin_frame(&out);
+  SLUICE_TRY(encode_request_header(header, &out));
+  SLUICE_TRY(encode_message(msg, header.api_version, &out));
+  end_frame(&out, begin);
+  return out;
+}
+
+}  // namespace sluice::protocol

@@ -1,0 +1,179 @@
+// The Kafka wire primitives (kafka-protocol.md §1, KIP-482): a bounds-checked Reader over a ByteView and a Writer
+// appending to Bytes. Integers are big-endian; "compact" forms (flexible versions) carry lengths and counts as
+// unsigned varints plus one, 0 meaning null; classic forms use int16 (strings) or int32 (bytes, arrays), -1 null.
+//
+// Both are sticky: the first failure is kept, later reads return zeros and empties, later writes are dropped, and
+// the caller checks status() once at the end. Decode failures are kCorruption carrying INVALID_REQUEST (42) and a
+// message naming the field and the offset; input never makes them crash or allocate more than it is long.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/bytes.h"
+#include "core/base/result.h"
+#include "core/base/status.h"
+
+namespace sluice::protocol {
+
+// Strings are at most this long, classic or compact (Kafka's generated code has the same bound both ways).
+inline constexpr size_t kMaxStringBytes = 0x7fff;
+
+// A decode failure: kCorruption with INVALID_REQUEST. `message` should name the field.
+Status malformed(std::string message);
+
+// A Kafka UUID (topic ids): 16 bytes, the all-zero value meaning "none".
+struct Uuid {
+  std::array<uint8_t, 16> bytes{};
+
+  static constexpr Uuid zero() { return Uuid{}; }
+  bool is_zero() const { return *this == Uuid{}; }
+  // Kafka's text form: URL-safe base64 without padding, 22 characters.
+  std::string to_string() const;
+  static Result<Uuid> parse(std::string_view text);
+
+  bool operator==(const Uuid&) const = default;
+  auto operator<=>(const Uuid&) const = default;
+};
+
+// A records field (Produce, Fetch): nullable bytes on the wire. Decoding keeps a view into the input, valid only
+// while the frame lives (no copy of a produce payload); the broker builds owned ones for responses.
+class Records {
+ public:
+  Records() = default;  // null
+  static Records view(ByteView bytes) {
+    Records r;
+    r.null_ = false;
+    r.view_ = bytes;
+    return r;
+  }
+  static Records own(Bytes bytes) {
+    Records r;
+    r.null_ = false;
+    r.owning_ = true;
+    r.owned_ = std::move(bytes);
+    return r;
+  }
+
+  bool is_null() const { return null_; }
+  ByteView bytes() const { return owning_ ? ByteView(owned_) : view_; }  // empty when null
+  bool operator==(const Records& other) const;
+
+ private:
+  bool null_ = true;
+  bool owning_ = false;
+  ByteView view_;
+  Bytes owned_;
+};
+
+// One entry of a tagged-field block, as read: its tag and its undecoded bytes.
+struct TaggedField {
+  uint32_t tag = 0;
+  ByteView data;
+};
+
+// One entry to write: the tag and its encoded bytes.
+struct EncodedTag {
+  uint32_t tag = 0;
+  Bytes data;
+};
+
+class Reader {
+ public:
+  explicit Reader(ByteView in) : in_(in) {}
+
+  bool ok() const { return status_.ok(); }
+  const Status& status() const { return status_; }
+  // Bytes not yet read; 0 once failed, so that loops bounded by it stop.
+  size_t remaining() const { return ok() ? in_.size() - pos_ : 0; }
+  size_t position() const { return pos_; }
+  // Keeps the first failure only.
+  void fail(Status status);
+  // fail(malformed("field 'name' at offset N: what")).
+  void fail(std::string_view field, std::string_view what);
+
+  int8_t read_int8(std::string_view field);
+  int16_t read_int16(std::string_view field);
+  int32_t read_int32(std::string_view field);
+  int64_t read_int64(std::string_view field);
+  uint16_t read_uint16(std::string_view field);
+  uint32_t read_uint32(std::string_view field);
+  bool read_bool(std::string_view field);  // any non-zero byte is true, as Kafka reads it
+  double read_float64(std::string_view field);
+  int32_t read_varint(std::string_view field);    // zigzag, at most 5 bytes
+  int64_t read_varlong(std::string_view field);   // zigzag, at most 10 bytes
+  uint32_t read_uvarint(std::string_view field);  // at most 5 bytes
+  Uuid read_uuid(std::string_view field);
+
+  // Lengths over kMaxStringBytes, negative ones other than -1, and lengths past the end fail.
+  std::optional<std::string> read_nullable_string(std::string_view field, bool compact);
+  std::string read_string(std::string_view field, bool compact);  // null fails
+  // The view points into the input.
+  std::optional<ByteView> read_nullable_bytes(std::string_view field, bool compact);
+  // An array's element count, or -1 for null. A count above the remaining bytes fails (every element takes at
+  // least one), so a caller may size memory by it.
+  int32_t read_array_length(std::string_view field, bool compact);
+  // Exactly n bytes, as a view into the input.
+  ByteView read_raw(std::string_view field, size_t n);
+  // A tagged-field block: uvarint count, then per field uvarint tag, uvarint size and the bytes.
+  std::vector<TaggedField> read_tagged_fields(std::string_view where);
+
+ private:
+  ByteView take(std::string_view field, size_t n);  // an empty view once failed
+  template <typename T>
+  T read_fixed(std::string_view field);
+  // A classic or compact length: -1 for null, else checked against `max` and the remaining bytes.
+  int64_t read_length(std::string_view field, bool compact, bool wide, size_t max);
+
+  ByteView in_;
+  size_t pos_ = 0;
+  Status status_;
+};
+
+class Writer {
+ public:
+  explicit Writer(Bytes* out) : out_(out) {}
+
+  bool ok() const { return status_.ok(); }
+  const Status& status() const { return status_; }
+  void fail(Status status);  // keeps the first failure only
+  Bytes& out() { return *out_; }
+
+  void put_int8(int8_t v);
+  void put_int16(int16_t v);
+  void put_int32(int32_t v);
+  void put_int64(int64_t v);
+  void put_uint16(uint16_t v);
+  void put_uint32(uint32_t v);
+  void put_bool(bool v) { put_int8(v ? 1 : 0); }
+  void put_float64(double v);
+  void put_varint(int32_t v);
+  void put_varlong(int64_t v);
+  void put_uvarint(uint32_t v);
+  void put_uuid(const Uuid& v);
+
+  // A string over kMaxStringBytes fails (kInvalidArgument naming the field).
+  void put_string(std::string_view field, std::string_view v, bool compact);
+  void put_nullable_string(std::string_view field, const std::optional<std::string>& v, bool compact);
+  void put_bytes(std::string_view field, ByteView v, bool compact);
+  void put_null(bool compact, bool wide);  // null string (wide = false) or null bytes/array (wide = true)
+  void put_array_length(std::string_view field, size_t n, bool compact);
+  void put_raw(ByteView v);
+  // Sorts by tag, then writes the block (count, then tag, size, bytes each).
+  void put_tagged_fields(std::vector<EncodedTag> fields);
+
+ private:
+  template <typename T>
+  void put_fixed(T v);
+  void put_length(std::string_view field, size_t n, bool compact, bool wide);
+
+  Bytes* out_;
+  Status status_;
+};
+
+}  // namespace sluice::protocol

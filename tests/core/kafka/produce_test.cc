@@ -1,0 +1,336 @@
+// Produce (0) through a simulated broker: the acks contract, every per-partition error, and the append itself.
+#include <gtest/gtest.h>
+
+#include "core/protocol/messages/api_versions.h"
+#include "core/protocol/messages/fetch.h"
+#include "core/protocol/messages/produce.h"
+#include "core/storage/record_batch.h"
+#include "tests/core/kafka/kafka_test_util.h"
+
+namespace sluice::kafka {
+namespace {
+
+using namespace testing;
+using protocol::ProduceRequest;
+using protocol::ProduceResponse;
+using protocol::Records;
+using PartitionResponse = ProduceResponse::PartitionResponse;
+
+constexpr int64_t kTimestamp = 1700000000000;
+
+// One batch of `count` records with keys k0.. and values of `value_bytes` bytes.
+Bytes make_batch(int count = 1, storage::BatchOptions options = {}, bool keyed = true, size_t value_bytes = 4,
+                 int64_t timestamp = kTimestamp) {
+  std::vector<storage::Record> records;
+  for (int i = 0; i < count; ++i) {
+    storage::Record& record = records.emplace_back();
+    record.offset = i;
+    record.timestamp = timestamp + i;
+    if (keyed) record.key = Bytes{'k', static_cast<uint8_t>('0' + i)};
+    record.value = Bytes(value_bytes, 'v');
+  }
+  Result<Bytes> batch = storage::build_batch(records, options);
+  EXPECT_TRUE(batch.ok()) << batch.status().to_string();
+  return batch.ok() ? *batch : Bytes();
+}
+
+ProduceRequest request_for(const std::string& topic, int32_t partition, Records records, int16_t acks = -1) {
+  ProduceRequest request;
+  request.acks = acks;
+  request.timeout_ms = 30000;
+  request.topic_data.push_back({topic, {{partition, std::move(records)}}});
+  return request;
+}
+
+// Produces one batch to topic/partition and returns that partition's answer.
+PartitionResponse produce(KafkaClient& client, const std::string& topic, int32_t partition, const Bytes& batch,
+                          int16_t version = 8, int16_t acks = -1) {
+  auto response = client.call<ProduceResponse>(request_for(topic, partition, Records::own(batch), acks), version);
+  EXPECT_TRUE(response.ok()) << response.status().to_string();
+  if (!response.ok() || response->responses.size() != 1 || response->responses[0].partition_responses.size() != 1) {
+    ADD_FAILURE() << "expected one partition in the answer";
+    PartitionResponse missing;
+    missing.error_code = -100;
+    return missing;
+  }
+  EXPECT_EQ(response->responses[0].name, topic);
+  return response->responses[0].partition_responses[0];
+}
+
+int64_t log_end(Broker& broker, const std::string& topic, int32_t partition = 0) {
+  storage::PartitionLog* log = broker.logs().find({topic, partition});
+  return log == nullptr ? -1 : log->log_end_offset();
+}
+
+bool closed(KafkaClient& client) {
+  auto frame = client.receive_frame();
+  return !frame.ok() || !frame->has_value();
+}
+
+TEST(Produce, AppendsAndAnswersWithOffsetsAtEveryServedVersion) {
+  BrokerHarness harness;
+  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    int64_t next = 0;
+    for (int16_t version = 3; version <= 8; ++version) {
+      const PartitionResponse answer = produce(client, "orders", 0, make_batch(2), version, version % 2 ? 1 : -1);
+      EXPECT_EQ(answer.error_code, 0) << "v" << version;
+      EXPECT_EQ(answer.base_offset, next) << "v" << version;
+      EXPECT_EQ(answer.log_append_time_ms, -1) << "CreateTime";
+      EXPECT_EQ(answer.log_start_offset, version >= 5 ? 0 : -1) << "v" << version;
+      EXPECT_FALSE(answer.error_message.has_value());
+      next += 2;
+    }
+    EXPECT_EQ(log_end(broker, "orders"), next);
+  }));
+}
+
+// storage-semantics.md A1: any acks but -1, 0, 1 fails every partition with 21 and stores nothing.
+TEST(Produce, InvalidAcksFailEveryPartitionAndStoreNothing) {
+  BrokerHarness harness;
+  harness.config().num_partitions = 2;
+  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    ASSERT_EQ(produce(client, "a", 1, make_batch()).error_code, 0);
+    for (int16_t acks : {2, -2, 5}) {
+      ProduceRequest request = request_for("a", 0, Records::own(make_batch()), acks);
+      request.topic_data[0].partition_data.push_back({1, Records::own(make_batch())});
+      request.topic_data.push_back({"fresh", {{0, Records::own(make_batch())}}});
+      auto response = client.call<ProduceResponse>(request, 7);
+      ASSERT_TRUE(response.ok()) << response.status().to_string();
+      ASSERT_EQ(response->responses.size(), 2u);
+      for (const auto& topic : response->responses) {
+        for (const PartitionResponse& partition : topic.partition_responses) {
+          EXPECT_EQ(partition.error_code, 21) << "acks=" << acks;
+          EXPECT_EQ(partition.base_offset, -1);
+        }
+      }
+    }
+    EXPECT_EQ(log_end(broker, "a", 0), 0);
+    EXPECT_EQ(log_end(broker, "a", 1), 1);
+    EXPECT_EQ(broker.topics().find("fresh"), nullptr) << "nothing is created either";
+  }));
+}
+
+TEST(Produce, AcksZeroSendsNoResponseAndTheNextFrameAnswersTheNextRequest) {
+  BrokerHarness harness;
+  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    ASSERT_TRUE(client.send(request_for("quiet", 0, Records::own(make_batch(3)), 0), 7).ok());  // correlation 1
+    auto versions = client.call<protocol::ApiVersionsResponse>(protocol::ApiVersionsRequest{}, 2);   // correlation 2
+    ASSERT_TRUE(versions.ok()) << versions.status().to_string();
+    EXPECT_EQ(client.last_correlation_id(), 2) << "no frame came back for the acks=0 produce";
+    EXPECT_EQ(log_end(broker, "quiet"), 3);
+    EXPECT_EQ(produce(client, "quiet", 0, make_batch()).base_offset, 3);
+  }));
+}
+
+TEST(Produce, AnAcksZeroFailureClosesTheConnection) {
+  BrokerHarness harness;
+  ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker& broker) {
+    ASSERT_EQ(produce(client, "t", 0, make_batch()).error_code, 0);
+    Bytes corrupt = make_batch();
+    corrupt.back() ^= 0xff;  // the CRC no longer matches
+    ASSERT_TRUE(client.send(request_for("t", 0, Records::own(corrupt), 0), 7).ok());
+    EXPECT_TRUE(closed(client)) << "Kafka closes so that the client refreshes its metadata";
+    EXPECT_EQ(log_end(broker, "t"), 1);
+    KafkaClient other = BrokerHarness::connect(env);
+    EXPECT_EQ(produce(other, "t", 0, make_batch()).base_offset, 1);
+  }));
+}
+
+// Kafka 4 (KIP-896) still advertises Produce from v0 for librdkafka (KAFKA-18659) but closes on v0-2 requests.
+TEST(Produce, VersionsZeroToTwoCloseTheConnection) {
+  BrokerHarness harness;
+  ASSERT_TRUE(harness.run([](Env env, KafkaClient&, Broker& broker) {
+    for (int16_t version = 0; version <= 2; ++version) {
+      KafkaClient client = BrokerHarness::connect(env);
+      ASSERT_TRUE(client.send(request_for("old", 0, Records::own(make_batch())), version).ok());
+      EXPECT_TRUE(closed(client)) << "v" << version;
+    }
+    EXPECT_EQ(broker.topics().find("old"), nullptr);
+  }));
+}
+
+TEST(Produce, UnknownTopicsAreCreatedWhenAllowedAndUnknownPartitionsRefused) {
+  BrokerHarness harness;
+  harness.config().num_partitions = 2;
+  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    EXPECT_EQ(produce(client, "created", 1, make_batch()).error_code, 0);
+    ASSERT_NE(broker.topics().find("created"), nullptr);
+    EXPECT_EQ(broker.topics().find("created")->partitions, 2);
+    EXPECT_EQ(produce(client, "created", 2, make_batch()).error_code, 3);
+    EXPECT_EQ(produce(client, "created", -1, make_batch()).error_code, 3);
+    EXPECT_EQ(produce(client, "bad/name", 0, make_batch()).error_code, 17) << "INVALID_TOPIC_EXCEPTION";
+    EXPECT_EQ(produce(client, "__consumer_offsets", 0, make_batch()).error_code, 17) << "internal";
+  }));
+}
+
+TEST(Produce, UnknownTopicsWithoutAutoCreationAreUnknown) {
+  BrokerHarness harness;
+  harness.config().auto_create_topics_enable = false;
+  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    const PartitionResponse answer = produce(client, "absent", 0, make_batch());
+    EXPECT_EQ(answer.error_code, 3);
+    EXPECT_EQ(answer.base_offset, -1);
+    EXPECT_EQ(answer.log_start_offset, -1);
+    EXPECT_EQ(broker.topics().find("absent"), nullptr);
+  }));
+}
+
+// Each partition is judged alone: one bad batch does not fail its neighbours.
+TEST(Produce, EachPartitionsBatchIsValidated) {
+  BrokerHarness harness;
+  harness.config().num_partitions = 6;
+  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    Bytes corrupt = make_batch();
+    corrupt.back() ^= 0x01;
+    Bytes two = make_batch();
+    const Bytes second = make_batch();
+    two.insert(two.end(), second.begin(), second.end());
+    storage::BatchOptions control;
+    control.control = true;
+    ProduceRequest request = request_for("v", 0, Records::own(corrupt));
+    auto& partitions = request.topic_data[0].partition_data;
+    partitions.push_back({1, Records::own(two)});
+    partitions.push_back({2, Records()});
+    partitions.push_back({3, Records::own(make_batch(1, control))});
+    partitions.push_back({4, Records::own(make_batch(2))});
+    const Bytes whole = make_batch();
+    partitions.push_back({5, Records::own(Bytes(whole.begin(), whole.begin() + 30))});
+    auto response = client.call<ProduceResponse>(request, 8);
+    ASSERT_TRUE(response.ok()) << response.status().to_string();
+    const auto& answers = response->responses[0].partition_responses;
+    ASSERT_EQ(answers.size(), 6u);
+    const int16_t expected[] = {2, 87, 87, 87, 0, 87};  // CRC, two batches, null, control, ok, truncated
+    for (size_t i = 0; i < answers.size(); ++i) {
+      EXPECT_EQ(answers[i].index, static_cast<int32_t>(i));
+      EXPECT_EQ(answers[i].error_code, expected[i]) << "partition " << i;
+      EXPECT_EQ(answers[i].error_message.has_value(), expected[i] != 0) << "v8 says why";
+      EXPECT_EQ(log_end(broker, "v", static_cast<int32_t>(i)), expected[i] == 0 ? 2 : 0);
+    }
+  }));
+}
+
+TEST(Produce, ZstdNeedsVersionSeven) {
+  BrokerHarness harness;
+  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker&) {
+    storage::BatchOptions zstd;
+    zstd.compression = storage::Compression::kZstd;
+    const Bytes batch = make_batch(3, zstd, true, 200);
+    EXPECT_EQ(produce(client, "z", 0, batch, 6).error_code, 76);
+    EXPECT_EQ(produce(client, "z", 0, batch, 3).error_code, 76);
+    const PartitionResponse answer = produce(client, "z", 0, batch, 7);
+    EXPECT_EQ(answer.error_code, 0);
+    EXPECT_EQ(answer.base_offset, 0);
+    storage::BatchOptions gzip;
+    gzip.compression = storage::Compression::kGzip;
+    EXPECT_EQ(produce(client, "z", 0, make_batch(2, gzip, true, 200), 3).base_offset, 3);
+  }));
+}
+
+TEST(Produce, ABatchOverMaxMessageBytesIsTooLarge) {
+  BrokerHarness harness;
+  harness.config().storage.topic_defaults.max_message_bytes = 200;
+  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    EXPECT_EQ(produce(client, "big", 0, make_batch(1, {}, true, 300)).error_code, 10);
+    EXPECT_EQ(produce(client, "big", 0, make_batch(1, {}, true, 10)).error_code, 0);
+    EXPECT_EQ(log_end(broker, "big"), 1);
+  }));
+}
+
+TEST(Produce, ATimestampOutsideTheWindowIsInvalid) {
+  BrokerHarness harness;
+  harness.config().storage.topic_defaults.message_timestamp_before_max_ms = 3600000;
+  ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker&) {
+    EXPECT_EQ(produce(client, "ts", 0, make_batch(1, {}, true, 4, /*timestamp=*/1000)).error_code, 32);
+    const int64_t now = to_unix_ms(env.clock.wall_now());
+    EXPECT_EQ(produce(client, "ts", 0, make_batch(1, {}, true, 4, now)).error_code, 0);
+  }));
+}
+
+TEST(Produce, ACompactedTopicNeedsKeys) {
+  BrokerHarness harness;
+  harness.config().storage.topic_defaults.cleanup_compact = true;
+  harness.config().storage.topic_defaults.cleanup_delete = false;
+  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker&) {
+    EXPECT_EQ(produce(client, "c", 0, make_batch(2, {}, /*keyed=*/false)).error_code, 87);
+    EXPECT_EQ(produce(client, "c", 0, make_batch(2)).error_code, 0);
+  }));
+}
+
+TEST(Produce, LogAppendTimeTopicsAnswerTheAppendTime) {
+  BrokerHarness harness;
+  harness.config().storage.topic_defaults.message_timestamp_type = storage::MessageTimestampType::kLogAppendTime;
+  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker&) {
+    const PartitionResponse v2 = produce(client, "lat", 0, make_batch(), 3);
+    EXPECT_EQ(v2.error_code, 0);
+    EXPECT_GT(v2.log_append_time_ms, 0);
+    EXPECT_NE(v2.log_append_time_ms, kTimestamp);
+  }));
+}
+
+TEST(Produce, DiskPressureRefusesWithKafkaStorageError) {
+  BrokerHarness harness;
+  harness.config().storage.log_disk_usage_max_percent = 50;
+  ASSERT_TRUE(harness.run([&harness](Env, KafkaClient& client, Broker& broker) {
+    ASSERT_EQ(produce(client, "full", 0, make_batch()).error_code, 0);
+    SimDisk& disk = harness.server().disk();
+    disk.set_capacity_bytes(disk.used_bytes() + disk.used_bytes() / 2);  // now over 50 % full
+    EXPECT_EQ(produce(client, "full", 0, make_batch()).error_code, 56);
+    EXPECT_EQ(log_end(broker, "full"), 1);
+  }));
+}
+
+TEST(Produce, TransactionalBatchesAreNotAuthorized) {
+  BrokerHarness harness;
+  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    storage::BatchOptions transactional;
+    transactional.transactional = true;
+    transactional.producer_id = 1;
+    transactional.producer_epoch = 0;
+    transactional.base_sequence = 0;
+    ProduceRequest request = request_for("tx", 0, Records::own(make_batch(1, transactional)));
+    request.transactional_id = "my-txn";
+    request.topic_data.push_back({"tx", {{0, Records::own(make_batch())}}});
+    auto response = client.call<ProduceResponse>(request, 8);
+    ASSERT_TRUE(response.ok());
+    EXPECT_EQ(response->responses[0].partition_responses[0].error_code, 53);
+    EXPECT_EQ(response->responses[1].partition_responses[0].error_code, 53) << "the whole request is refused";
+    EXPECT_EQ(broker.topics().find("tx"), nullptr);
+  }));
+}
+
+// kafkajs sends base sequence 0 with producer id -1 on every batch: sequences are ignored without a producer id.
+TEST(Produce, SequencesAreIgnoredWithoutAProducerId) {
+  BrokerHarness harness;
+  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker&) {
+    storage::BatchOptions kafkajs;
+    kafkajs.base_sequence = 0;
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(produce(client, "js", 0, make_batch(1, kafkajs)).base_offset, i);
+  }));
+}
+
+// A long-polling fetch is woken by the append rather than waiting out its max wait.
+TEST(Produce, AnAppendWakesALongPollingFetch) {
+  BrokerHarness harness;
+  ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker&) {
+    ASSERT_EQ(produce(client, "poll", 0, make_batch()).error_code, 0);
+    KafkaClient consumer = BrokerHarness::connect(env);
+    protocol::FetchRequest fetch;
+    fetch.max_wait_ms = 60000;
+    fetch.min_bytes = 1;
+    protocol::FetchRequest::Partition from_one;
+    from_one.fetch_offset = 1;
+    from_one.partition_max_bytes = 1 << 20;
+    fetch.topics.push_back({"poll", {from_one}});
+    ASSERT_TRUE(consumer.send(fetch, 4).ok());
+    env.scheduler.sleep_for(100ms);
+    const Instant sent = env.clock.now();
+    ASSERT_EQ(produce(client, "poll", 0, make_batch()).error_code, 0);
+    auto answer = consumer.receive<protocol::FetchResponse>(protocol::ApiKey::kFetch, 4);
+    ASSERT_TRUE(answer.ok()) << answer.status().to_string();
+    EXPECT_LT(env.clock.now() - sent, std::chrono::seconds(5)) << "woken by the append";
+    EXPECT_FALSE(answer->responses[0].partitions[0].records.bytes().empty());
+  }));
+}
+
+}  // namespace
+}  // namespace sluice::kafka

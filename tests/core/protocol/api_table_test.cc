@@ -1,0 +1,58 @@
+// The API table: the advertised ranges of kafka-protocol.md §2 and Kafka 3.9's first flexible versions.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "core/protocol/api_table.h"
+
+namespace sluice::protocol {
+namespace {
+
+TEST(ApiTable, ServesTheRecommendedTable) {
+  EXPECT_EQ(all_apis().size(), 25u);  // the 23 of §2, DeleteGroups and OffsetDelete
+  std::set<std::string_view> names;
+  for (const ApiInfo& api : all_apis()) {
+    EXPECT_LE(api.min_version, api.max_version) << api.name;
+    EXPECT_EQ(find_api(static_cast<int16_t>(api.key)), &api);
+    names.insert(api.name);
+  }
+  EXPECT_EQ(names.size(), all_apis().size());
+  const ApiInfo& produce = api_info(ApiKey::kProduce);
+  EXPECT_EQ(produce.min_version, 0);  // advertised from 0 for librdkafka's compression (KAFKA-18659)
+  EXPECT_EQ(produce.max_version, 8);
+  EXPECT_EQ(api_info(ApiKey::kMetadata).max_version, 9);
+  EXPECT_EQ(api_info(ApiKey::kFetch).min_version, 4);
+  EXPECT_EQ(api_info(ApiKey::kFetch).max_version, 12);
+  EXPECT_EQ(api_info(ApiKey::kDeleteGroups).max_version, 2);
+  EXPECT_EQ(api_info(ApiKey::kOffsetDelete).max_version, 0);
+  EXPECT_EQ(api_name(ApiKey::kOffsetForLeaderEpoch), "OffsetForLeaderEpoch");
+}
+
+TEST(ApiTable, FlexibleVersionsFromKafka39) {
+  EXPECT_FALSE(is_flexible(ApiKey::kApiVersions, 2));
+  EXPECT_TRUE(is_flexible(ApiKey::kApiVersions, 3));
+  EXPECT_TRUE(is_flexible(ApiKey::kApiVersions, 4));  // above the advertised range, still flexible
+  EXPECT_FALSE(is_flexible(ApiKey::kMetadata, 8));
+  EXPECT_TRUE(is_flexible(ApiKey::kMetadata, 9));
+  EXPECT_FALSE(is_flexible(ApiKey::kProduce, 8));
+  EXPECT_TRUE(is_flexible(ApiKey::kFetch, 12));
+  EXPECT_TRUE(is_flexible(ApiKey::kOffsetFetch, 6));
+  EXPECT_TRUE(is_flexible(ApiKey::kFindCoordinator, 3));
+  EXPECT_TRUE(is_flexible(ApiKey::kDescribeCluster, 0));
+  EXPECT_FALSE(is_flexible(ApiKey::kDescribeConfigs, 3));
+  EXPECT_FALSE(is_flexible(ApiKey::kOffsetDelete, 0));
+  EXPECT_FALSE(is_flexible(ApiKey::kOffsetDelete, 100));
+}
+
+TEST(ApiTable, LookupAndSupport) {
+  EXPECT_EQ(find_api(4), nullptr);  // LeaderAndIsr: not served
+  EXPECT_EQ(find_api(-1), nullptr);
+  EXPECT_EQ(find_api(1000), nullptr);
+  EXPECT_TRUE(is_supported(ApiKey::kJoinGroup, 2));
+  EXPECT_FALSE(is_supported(ApiKey::kJoinGroup, 1));
+  EXPECT_FALSE(is_supported(ApiKey::kJoinGroup, 7));
+  EXPECT_FALSE(is_supported(ApiKey::kApiVersions, 4));
+}
+
+}  // namespace
+}  // namespace sluice::protocol
