@@ -30,6 +30,7 @@ namespace sluice {
   X(kTopicAlreadyExists, 36, false, "Topic with this name already exists")                                      \
   X(kInvalidPartitions, 37, false, "Number of partitions is below 1")                                           \
   X(kInvalidReplicationFactor, 38, false, "Replication factor is below 1 or larger than the number of brokers") \
+  X(kInvalidReplicaAssignment, 39, false, "Replica assignment is invalid")                                             \
   X(kInvalidConfig, 40, false, "Configuration is invalid")                                                      \
   X(kInvalidRequest, 42, false, "This most likely occurs because of a request being malformed")                 \
   X(kPolicyViolation, 44, false, "Request parameters do not satisfy the configured policy")                     \
@@ -37,8 +38,14 @@ namespace sluice {
   X(kInvalidProducerEpoch, 47, false, "Producer attempted to produce with an old epoch")                       \
   X(kTransactionalIdAuthorizationFailed, 53, false, "The transactional id is not authorized")                  \
   X(kKafkaStorageError, 56, true, "Disk error when trying to access log file on the disk")                     \
+  X(kFetchSessionIdNotFound, 70, true, "The fetch session ID was not found")                                           \
+  X(kFencedLeaderEpoch, 74, true, "The leader epoch in the request is older than the epoch on the broker")             \
+  X(kUnknownLeaderEpoch, 75, true, "The leader epoch in the request is newer than the epoch on the broker")            \
   X(kUnsupportedCompressionType, 76, false, "The client does not support the batch's compression type")         \
-  X(kInvalidRecord, 87, false, "This record has failed the validation on broker and hence will be rejected")
+  X(kInvalidRecord, 87, false, "This record has failed the validation on broker and hence will be rejected")           \
+  X(kUnknownTopicId, 100, true, "This server does not host this topic ID")                                             \
+  X(kMismatchedEndpointType, 114, false, "The request was sent to an endpoint of the wrong type")                      \
+  X(kUnsupportedEndpointType, 115, false, "Unsupported endpoint type")
 
 enum class ErrorCode : int16_t {
 #define SLUICE_KAFKA_ERROR_ENUM(name, code, retriable, message) name = (code),

@@ -23,11 +23,8 @@ namespace {
 using protocol::CreateTopicsRequest;
 using protocol::CreateTopicsResponse;
 
-// INVALID_REPLICA_ASSIGNMENT; not in error_codes.h's table.
-constexpr int16_t kInvalidReplicaAssignment = 39;
-
 Status invalid_assignment(std::string message) {
-  return Status(Code::kInvalidArgument, std::move(message), kInvalidReplicaAssignment);
+  return Status(Code::kInvalidArgument, std::move(message), static_cast<int16_t>(ErrorCode::kInvalidReplicaAssignment));
 }
 
 // What a valid request turns into.

@@ -20,9 +20,6 @@ using protocol::DeleteTopicsRequest;
 using protocol::DeleteTopicsResponse;
 using protocol::Uuid;
 
-// UNKNOWN_TOPIC_ID; not in error_codes.h's table.
-constexpr int16_t kUnknownTopicId = 100;
-
 struct Target {
   std::optional<std::string> name;
   Uuid id;
@@ -59,7 +56,8 @@ DeleteTopicsResponse::Topic delete_by_name(TopicTable& topics, const std::string
 DeleteTopicsResponse::Topic delete_by_id(TopicTable& topics, const Uuid& id) {
   const TopicInfo* info = topics.find_by_id(id);
   if (info == nullptr) {
-    return result(std::nullopt, id, kUnknownTopicId, fmt::format("no topic has id {}", id.to_string()));
+    return result(std::nullopt, id, static_cast<int16_t>(ErrorCode::kUnknownTopicId),
+                  fmt::format("no topic has id {}", id.to_string()));
   }
   return remove(topics, *info, false);
 }

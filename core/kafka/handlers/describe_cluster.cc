@@ -16,23 +16,19 @@ namespace {
 using protocol::DescribeClusterRequest;
 using protocol::DescribeClusterResponse;
 
-// MISMATCHED_ENDPOINT_TYPE and UNSUPPORTED_ENDPOINT_TYPE; not in error_codes.h's table.
-constexpr int16_t kMismatchedEndpointType = 114;
-constexpr int16_t kUnsupportedEndpointType = 115;
-
 Result<DescribeClusterResponse> describe_cluster(RequestContext& ctx, const DescribeClusterRequest& request) {
   const BrokerConfig& config = ctx.broker.config();
   DescribeClusterResponse response;
   response.endpoint_type = protocol::kEndpointTypeBrokers;
   if (request.endpoint_type == protocol::kEndpointTypeControllers) {
-    response.error_code = kMismatchedEndpointType;
+    response.error_code = static_cast<int16_t>(ErrorCode::kMismatchedEndpointType);
     response.error_message =
         "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type "
         "CONTROLLER";
     return response;
   }
   if (request.endpoint_type != protocol::kEndpointTypeBrokers) {
-    response.error_code = kUnsupportedEndpointType;
+    response.error_code = static_cast<int16_t>(ErrorCode::kUnsupportedEndpointType);
     response.error_message = fmt::format("Unsupported endpoint type {}", request.endpoint_type);
     return response;
   }

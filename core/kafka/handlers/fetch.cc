@@ -25,8 +25,6 @@ using protocol::FetchRequest;
 using protocol::FetchResponse;
 using protocol::Records;
 
-constexpr int16_t kFetchSessionIdNotFoundCode = 70;
-
 // Kafka's FetchMetadata: epoch 0 (initial) and -1 (final) make a full request; any other epoch continues an
 // incremental session, and this broker never creates one.
 bool is_full_fetch(const FetchRequest& request) {
@@ -192,7 +190,7 @@ void FetchRound::account(FetchResponse::Partition& partition, const FetchRequest
 Result<FetchResponse> fetch(RequestContext& ctx, const FetchRequest& request) {
   if (!is_full_fetch(request)) {
     FetchResponse response;
-    response.error_code = kFetchSessionIdNotFoundCode;
+    response.error_code = static_cast<int16_t>(ErrorCode::kFetchSessionIdNotFound);
     return response;
   }
   const Instant deadline = ctx.env.clock.now() + std::chrono::milliseconds(std::max(0, request.max_wait_ms));

@@ -6,21 +6,21 @@
 
 #include <cstdint>
 
+#include "core/protocol/error_codes.h"
+
 namespace sluice::kafka {
 
 inline constexpr int32_t kCurrentLeaderEpoch = 0;
 inline constexpr int32_t kUndefinedEpoch = -1;
 inline constexpr int64_t kUndefinedEpochOffset = -1;
 
-// Kafka error codes for epoch fencing (not in the shared table: only these handlers answer them).
-inline constexpr int16_t kFencedLeaderEpochCode = 74;
-inline constexpr int16_t kUnknownLeaderEpochCode = 75;
-
 // A request's CurrentLeaderEpoch: -1 skips the check; older than ours is fenced (the client's metadata is stale),
 // newer is unknown (ours is). Returns the partition's error code, 0 when the epoch matches.
 inline int16_t check_current_leader_epoch(int32_t requested) {
   if (requested == kUndefinedEpoch || requested == kCurrentLeaderEpoch) return 0;
-  return requested > kCurrentLeaderEpoch ? kUnknownLeaderEpochCode : kFencedLeaderEpochCode;
+  const ErrorCode error =
+      requested > kCurrentLeaderEpoch ? ErrorCode::kUnknownLeaderEpoch : ErrorCode::kFencedLeaderEpoch;
+  return static_cast<int16_t>(error);
 }
 
 struct EpochEndOffset {
