@@ -8,6 +8,7 @@ readonly PACKAGES=(
   libboost-context-dev libspdlog-dev libfmt-dev libcli11-dev librapidcheck-dev
   libgtest-dev libgmock-dev googletest libtomlplusplus-dev
   zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev
+  clang libclang-rt-14-dev  # ci/fuzz.sh: clang++ with libFuzzer (the fuzz.request_decoders test)
 )
 
 is_installed() {

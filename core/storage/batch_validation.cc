@@ -10,7 +10,8 @@
 //   DefaultRecord.readFrom, RecordIterator  malformed records, wrong count, trailing bytes     INVALID_RECORD
 //   LogValidator.validateKey / validateTimestamp / processRecordErrors: a null key on a compacted topic is
 //                                        INVALID_RECORD, a timestamp outside the window (or a client-set
-//                                        LogAppendTime) INVALID_TIMESTAMP, which wins when both occur
+//                                        LogAppendTime) INVALID_TIMESTAMP, which wins when both occur; every
+//                                        failing record is reported with its index (RecordError, KIP-467)
 // Where Sluice is stricter than Kafka, on purpose:
 //   - inner offset deltas other than 0..n-1 are INVALID_RECORD (Kafka rebuilds compressed batches and stores
 //     uncompressed ones as they came; every current client writes 0..n-1, and storing them as sent would break
@@ -21,6 +22,7 @@
 //     must not retry it, which rules out the retriable CORRUPT_MESSAGE). So is an unknown codec number.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/protocol/error_codes.h"
 #include "core/storage/compression.h"
@@ -117,14 +119,25 @@ std::optional<std::string> timestamp_error(const BatchHeader& header, const Reco
   return std::nullopt;
 }
 
-Status check_records(ByteView batch, const BatchHeader& header, const ValidationRules& rules) {
+// The batch's verdict from its per-record errors (LogValidator.processRecordErrors): INVALID_TIMESTAMP when any
+// record has a timestamp error, else INVALID_RECORD; the message names the first error and how many there are.
+Status record_errors_status(const std::vector<RecordError>& errors, int32_t total, bool any_timestamp_error) {
+  std::string message = errors.front().message;
+  if (total > 1) message += " (" + std::to_string(total) + " records rejected in all)";
+  if (any_timestamp_error) return kafka_error(ErrorCode::kInvalidTimestamp, std::move(message));
+  return invalid_record(std::move(message));
+}
+
+Status check_records(ByteView batch, const BatchHeader& header, const ValidationRules& rules,
+                     std::vector<RecordError>* record_errors) {
   Bytes storage;
   Result<ByteView> section = records_section(batch, header, &storage, kMaxDecompressedBytes);
   if (!section.ok()) return invalid_record("records section: " + section.status().message());
   RecordReader reader(*section, header.record_count);
   RecordView view;
-  std::optional<std::string> key_error;
-  std::optional<std::string> time_error;
+  std::vector<RecordError> errors;
+  int32_t total = 0;
+  bool any_timestamp_error = false;
   while (true) {
     Result<bool> more = reader.next(&view);
     if (!more.ok()) return invalid_record(more.status().message());
@@ -134,27 +147,33 @@ Status check_records(ByteView batch, const BatchHeader& header, const Validation
       return invalid_record("record " + std::to_string(index) + " has offset delta " +
                             std::to_string(view.offset_delta));
     }
+    // One error per record, the key's before the timestamp's, as Kafka's validateRecord reports them.
+    std::optional<std::string> error;
     if (rules.compacted && !view.key.has_value()) {
-      // Kafka reports a record's key error in place of its timestamp error, and keeps the first few.
-      if (!key_error) key_error = "record " + std::to_string(index) + " has no key, which a compacted topic requires";
-      continue;
+      error = "record " + std::to_string(index) + " has no key, which a compacted topic requires";
+    } else {
+      error = timestamp_error(header, view, index, rules);
+      any_timestamp_error = any_timestamp_error || error.has_value();
     }
-    if (!time_error) time_error = timestamp_error(header, view, index, rules);
+    if (!error) continue;
+    ++total;  // a compressed batch may hold millions of bad records: the list is capped, the count is not
+    if (errors.size() < kMaxRecordErrors) errors.push_back({index, std::move(*error)});
   }
-  if (time_error) return kafka_error(ErrorCode::kInvalidTimestamp, *time_error);
-  if (key_error) return invalid_record(*key_error);
-  return Status();
+  if (errors.empty()) return Status();
+  Status status = record_errors_status(errors, total, any_timestamp_error);
+  if (record_errors != nullptr) *record_errors = std::move(errors);
+  return status;
 }
 
 }  // namespace
 
-Status validate_produce_batch(ByteView batch, const ValidationRules& rules) {
+Status validate_produce_batch(ByteView batch, const ValidationRules& rules, std::vector<RecordError>* record_errors) {
   SLUICE_TRY(check_framing(batch, rules));
   Result<BatchHeader> header = parse_batch_header(batch);
   // Framing passed, so only a negative count or last offset delta can fail the parse.
   if (!header.ok()) return invalid_record(header.status().message());
   SLUICE_TRY(check_header(*header));
-  return check_records(batch, *header, rules);
+  return check_records(batch, *header, rules, record_errors);
 }
 
 }  // namespace sluice::storage

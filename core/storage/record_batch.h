@@ -115,6 +115,15 @@ struct BatchOptions {
 };
 Result<Bytes> build_batch(const std::vector<Record>& records, const BatchOptions& options = {});
 
+// A topic's compression.type applied to a batch about to be stored (Kafka rebuilds a batch whose codec differs
+// from the topic's): `target` nullopt is `producer`, keep whatever codec came. When the batch is already in
+// `target` (or target is nullopt) the answer is nullopt: store the batch as it came, byte for byte. Otherwise the
+// answer is the same batch with its records section re-encoded in `target`: every header field (offsets,
+// timestamps, producer id/epoch/sequence, the other attribute bits) and every record byte (keys, values, headers,
+// deltas) unchanged; the codec bits, batch_length and CRC rewritten. Fails with kCorruption when `batch` is not
+// exactly one batch or its records do not decompress within kMaxDecompressedBytes.
+Result<std::optional<Bytes>> apply_topic_compression(ByteView batch, std::optional<Compression> target);
+
 // Splits a buffer of concatenated batches (a produce request's records field or a .log range). Stops at the
 // first incomplete batch; `consumed` tells how many bytes were whole batches.
 struct BatchSpan {
@@ -135,6 +144,15 @@ struct ValidationRules {
   int64_t timestamp_after_max_ms = INT64_MAX;
   int64_t now_ms = 0;
 };
-Status validate_produce_batch(ByteView batch, const ValidationRules& rules);
+// One record a batch was refused for (KIP-467; Produce v8+ answers them as record_errors): its index in the batch
+// and why. A batch refused for its records (a missing key, a timestamp) lists each failing record, in batch order,
+// at most kMaxRecordErrors of them, in `*record_errors` when that is given; other failures leave it untouched.
+struct RecordError {
+  int32_t batch_index = 0;
+  std::string message;
+};
+inline constexpr size_t kMaxRecordErrors = 100;  // bounds the response to a batch of millions of bad records
+Status validate_produce_batch(ByteView batch, const ValidationRules& rules,
+                              std::vector<RecordError>* record_errors = nullptr);
 
 }  // namespace sluice::storage

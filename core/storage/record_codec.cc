@@ -1,5 +1,5 @@
-// The record codec of record_batch.h: decode_records and build_batch. Validation of produced batches is in
-// batch_validation.cc; the per-record reader both share is record_reader.h.
+// The record codec of record_batch.h: decode_records, build_batch and apply_topic_compression. Validation of
+// produced batches is in batch_validation.cc; the per-record reader both share is record_reader.h.
 #include <algorithm>
 #include <climits>
 #include <string>
@@ -194,6 +194,41 @@ Result<Bytes> build_batch(const std::vector<Record>& records, const BatchOptions
   batch.insert(batch.end(), section.begin(), section.end());
   write_be(batch.data() + kBatchCrcOffset, compute_batch_crc(batch), 4);
   return batch;
+}
+
+Result<std::optional<Bytes>> apply_topic_compression(ByteView batch, std::optional<Compression> target) {
+  if (!target.has_value()) return std::optional<Bytes>();
+  if (static_cast<uint8_t>(*target) > static_cast<uint8_t>(Compression::kZstd)) {
+    return invalid_argument("unknown compression codec");
+  }
+  SLUICE_ASSIGN_OR_RETURN(BatchHeader header, parse_batch_header(batch));
+  if (header.size_bytes() != batch.size()) {
+    return corruption("batch of " + std::to_string(batch.size()) + " bytes declares " +
+                      std::to_string(header.size_bytes()));
+  }
+  if (header.compression() == *target) return std::optional<Bytes>();
+  Bytes storage;
+  SLUICE_ASSIGN_OR_RETURN(ByteView section, records_section(batch, header, &storage, kMaxDecompressedBytes));
+  Bytes compressed;
+  if (*target != Compression::kNone) {
+    SLUICE_ASSIGN_OR_RETURN(compressed, compress(*target, section));
+    section = compressed;
+  }
+  const size_t batch_length = kBatchHeaderBytes - kBatchLogOverheadBytes + section.size();
+  if (!fits_int32(batch_length)) return invalid_argument("batch over 2 GiB");
+  Bytes out;
+  out.reserve(kBatchHeaderBytes + section.size());
+  out.insert(out.end(), batch.begin(), batch.begin() + kBatchHeaderBytes);
+  out.insert(out.end(), section.begin(), section.end());
+  constexpr size_t kBatchLengthOffset = 8;
+  constexpr size_t kAttributesOffset = 21;
+  constexpr uint16_t kCodecBits = 0x07;
+  const uint16_t attributes = static_cast<uint16_t>((static_cast<uint16_t>(header.attributes) & ~kCodecBits) |
+                                                    static_cast<uint16_t>(*target));
+  write_be(out.data() + kBatchLengthOffset, batch_length, 4);
+  write_be(out.data() + kAttributesOffset, attributes, 2);
+  write_be(out.data() + kBatchCrcOffset, compute_batch_crc(out), 4);
+  return std::optional<Bytes>(std::move(out));
 }
 
 }  // namespace sluice::storage

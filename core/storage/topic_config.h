@@ -23,6 +23,7 @@
 
 #include "core/base/result.h"
 #include "core/storage/config_def.h"
+#include "core/storage/record_batch.h"
 
 namespace sluice::storage {
 
@@ -92,6 +93,8 @@ struct TopicConfig {
   int64_t message_timestamp_after_max_ms = kLongMax;
   int32_t min_insync_replicas = 1;
   bool unclean_leader_election_enable = false;
+  // compression.type: the codec batches are stored in; nullopt is `producer` (each batch keeps its own).
+  std::optional<Compression> compression_type;
   Durability durability = Durability::kReplicated;                  // create-only
   Durability consumer_offset_durability = Durability::kReplicated;  // create-only
 

@@ -1,7 +1,7 @@
 // The topic config table: every key once, in Kafka 3.9's terms (storage-semantics.md §1). Ranges follow Kafka's
-// LogConfig; the documentation lines are ours. Kafka-only keys that Sluice does not implement (compression.type,
-// preallocate, local.retention.*, the throttled-replica lists, ...) are absent on purpose, so setting one is an
-// unknown-name INVALID_CONFIG instead of a setting that silently does nothing.
+// LogConfig; the documentation lines are ours. Kafka-only keys that Sluice does not implement (preallocate,
+// compression.{gzip,lz4,zstd}.level, local.retention.*, the throttled-replica lists, ...) are absent on purpose,
+// so setting one is an unknown-name INVALID_CONFIG instead of a setting that silently does nothing.
 #include <array>
 #include <type_traits>
 
@@ -17,6 +17,9 @@ constexpr int64_t kMinSegmentBytes = 14;
 constexpr std::array<std::string_view, 2> kCleanupPolicies = {"compact", "delete"};
 constexpr std::array<std::string_view, 2> kTimestampTypes = {"CreateTime", "LogAppendTime"};
 constexpr std::array<std::string_view, 2> kDurabilities = {"replicated", "persisted"};
+// Indexed by Compression (uncompressed is kNone), then `producer`.
+constexpr std::array<std::string_view, 6> kCompressionTypes = {"uncompressed", "gzip", "snappy",
+                                                               "lz4",          "zstd", "producer"};
 
 // --- Field accessors, instantiated per member. ---
 
@@ -75,6 +78,17 @@ void store_timestamp_type(TopicConfig& c, const ConfigValue& v) {
 }
 std::string show_timestamp_type(const TopicConfig& c) {
   return c.message_timestamp_type == MessageTimestampType::kLogAppendTime ? "LogAppendTime" : "CreateTime";
+}
+
+void store_compression_type(TopicConfig& c, const ConfigValue& v) {
+  c.compression_type.reset();
+  for (size_t codec = 0; codec + 1 < kCompressionTypes.size(); ++codec) {
+    if (v.text == kCompressionTypes[codec]) c.compression_type = static_cast<Compression>(codec);
+  }
+}
+std::string show_compression_type(const TopicConfig& c) {
+  if (!c.compression_type) return std::string(kCompressionTypes.back());
+  return std::string(kCompressionTypes[static_cast<size_t>(*c.compression_type)]);
 }
 
 constexpr ConfigRule long_at_least(int64_t min) { return ConfigRule{.type = ConfigType::kLong, .min = min}; }
@@ -181,6 +195,15 @@ const TopicConfigKey kKeys[] = {
      "Whether a replica outside the in-sync set may become leader, at the cost of losing acknowledged data.",
      &store_boolean<&TopicConfig::unclean_leader_election_enable>,
      &show_boolean<&TopicConfig::unclean_leader_election_enable>},
+    {"compression.type",
+     {.type = ConfigType::kString, .allowed = kCompressionTypes},
+     "producer",
+     "compression.type",
+     false,
+     "Codec batches are stored in: producer keeps each batch's own; uncompressed, gzip, snappy, lz4 or zstd makes "
+     "the broker re-encode a batch in another codec before storing it (offsets, timestamps and records unchanged).",
+     &store_compression_type,
+     &show_compression_type},
     {"durability",
      {.type = ConfigType::kString, .allowed = kDurabilities},
      "replicated",

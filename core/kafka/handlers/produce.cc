@@ -6,7 +6,9 @@
 //     (KafkaApis.handleProduceRequest), so that the client refreshes its metadata.
 // v0-2 (message formats 0 and 1) are advertised for librdkafka's sake but refused by closing the connection, as
 // Kafka 4 does (KIP-896, KAFKA-18659). Each partition's single batch is checked by storage's
-// validate_produce_batch and, for producer ids >= 0, by the idempotence rules (producer_state.h). Unknown topics
+// validate_produce_batch (whose per-record errors v8+ answers as record_errors, KIP-467), re-encoded in the topic's
+// compression.type when that is not `producer` and differs from the batch's codec (as Kafka's LogValidator does), and,
+// for producer ids >= 0, checked by the idempotence rules (producer_state.h). Unknown topics
 // are created when auto.create.topics.enable allows (a Sluice choice: Kafka creates them on Metadata only).
 // Transactions are not supported: a request carrying transactional batches gets
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED everywhere, which is what Kafka answers when the id is not authorized.
@@ -19,6 +21,7 @@
 #include "core/protocol/messages/produce.h"
 #include "core/storage/log_config.h"
 #include "core/storage/record_batch.h"
+#include "core/storage/topic_config.h"
 
 namespace sluice::kafka {
 namespace {
@@ -51,14 +54,17 @@ bool has_transactional_batch(const ProduceRequest& request) {
   return false;
 }
 
-PartitionResponse failed(int32_t index, const Status& status) {
+PartitionResponse failed(int32_t index, const Status& status, std::vector<storage::RecordError> record_errors = {}) {
   PartitionResponse out;
   out.index = index;
   out.error_code = static_cast<int16_t>(to_error_code(status));
   out.base_offset = -1;
   out.log_append_time_ms = -1;
   out.log_start_offset = -1;
-  out.error_message = status.message();  // v8+ only
+  out.error_message = status.message();  // v8+ only, like record_errors
+  for (storage::RecordError& error : record_errors) {
+    out.record_errors.push_back({error.batch_index, std::move(error.message)});
+  }
   return out;
 }
 
@@ -84,10 +90,28 @@ Status check_compression(ByteView records, int16_t version) {
                      fmt::format("zstd batches need Produce v{}; this request is v{}", kFirstZstdVersion, version));
 }
 
+// The batch in the topic's compression.type: `*storage` receives it when it had to be re-encoded, and the answer
+// views it; otherwise the answer is `records` itself. Re-encoding can make a batch larger, so its size is checked
+// again (UnifiedLog.append does the same after LogValidator).
+Result<ByteView> in_topic_codec(ByteView records, const storage::TopicConfig& config, Bytes* storage) {
+  SLUICE_ASSIGN_OR_RETURN(std::optional<Bytes> recompressed,
+                          storage::apply_topic_compression(records, config.compression_type));
+  if (!recompressed) return records;
+  if (recompressed->size() > static_cast<size_t>(config.max_message_bytes)) {
+    return kafka_error(ErrorCode::kMessageTooLarge,
+                       fmt::format("the batch re-encoded in compression.type {} is {} bytes, over max.message.bytes {}",
+                                   *config.value_of("compression.type"), recompressed->size(),
+                                   config.max_message_bytes));
+  }
+  *storage = std::move(*recompressed);
+  return ByteView(*storage);
+}
+
 // Validates and appends one partition's records. Idempotent batches go through the producer state, which may
-// answer a retry with its original offsets instead of appending it again.
+// answer a retry with its original offsets instead of appending it again. A batch refused for some of its records
+// lists them in `*record_errors`.
 Result<storage::AppendResult> append_partition(RequestContext& ctx, const storage::TopicPartition& tp,
-                                               ByteView records) {
+                                               ByteView records, std::vector<storage::RecordError>* record_errors) {
   SLUICE_TRY(check_compression(records, ctx.version()));
   storage::LogManager& logs = ctx.broker.logs();
   const storage::TopicConfig* config = logs.topic_config(tp);
@@ -95,7 +119,10 @@ Result<storage::AppendResult> append_partition(RequestContext& ctx, const storag
     return kafka_error(ErrorCode::kUnknownTopicOrPartition, fmt::format("no partition {}", tp.to_string()));
   }
   const int64_t now_ms = to_unix_ms(ctx.env.clock.wall_now());
-  SLUICE_TRY(storage::validate_produce_batch(records, storage::validation_rules_for(*config, now_ms)));
+  SLUICE_TRY(
+      storage::validate_produce_batch(records, storage::validation_rules_for(*config, now_ms), record_errors));
+  Bytes recompressed;
+  SLUICE_ASSIGN_OR_RETURN(records, in_topic_codec(records, *config, &recompressed));
   SLUICE_ASSIGN_OR_RETURN(storage::BatchHeader header, storage::parse_batch_header(records));
   if (header.producer_id < 0) {  // kafkajs sends base sequence 0 with producer id -1: sequences mean nothing here
     SLUICE_ASSIGN_OR_RETURN(storage::AppendResult result, logs.append(tp, records));
@@ -115,10 +142,11 @@ PartitionResponse produce_partition(RequestContext& ctx, const std::string& topi
                                           fmt::format("topic '{}' has no partition {}", topic, data.index)));
   }
   const storage::TopicPartition tp{topic, data.index};
-  Result<storage::AppendResult> appended = append_partition(ctx, tp, data.records.bytes());
+  std::vector<storage::RecordError> record_errors;
+  Result<storage::AppendResult> appended = append_partition(ctx, tp, data.records.bytes(), &record_errors);
   if (!appended.ok()) {
     ctx.env.log.debug("produce to {} failed: {}", tp.to_string(), appended.status().to_string());
-    return failed(data.index, appended.status());
+    return failed(data.index, appended.status(), std::move(record_errors));
   }
   PartitionResponse out;
   out.index = data.index;

@@ -10,13 +10,16 @@ usage: /usr/bin/python3 storage_tests.py TEST
                     of offset 0 gets OFFSET_OUT_OF_RANGE, and the next produce gets the next offset (no reuse)
   durability_sigkill  durability=persisted: 50 records acked with acks=all, SIGKILL right after the acks,
                     restart on the same data dir (a broker of the test's own): all 50 read back
+  topic_compression compression.type=zstd: kafka-python produces one uncompressed and one gzip batch; the
+                    topic's batches on disk (SLUICE_DATA_DIR) are all zstd, and the records read back exact
 """
+import os
 import time
 
-from compat import (CONNECT_TIMEOUT_S, REQUEST_TIMEOUT_S, Broker, bootstrap, check, check_equal, run_tests, step,
-                    unique_topic)
+from compat import (CONNECT_TIMEOUT_S, REQUEST_TIMEOUT_S, Broker, big_values, bootstrap, check, check_equal,
+                    run_tests, step, stored_codecs, unique_topic)
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.admin import NewTopic
+from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 from kafka.errors import OffsetOutOfRangeError
 
 COMMON = dict(api_version_auto_timeout_ms=CONNECT_TIMEOUT_S * 1000, request_timeout_ms=REQUEST_TIMEOUT_S * 1000,
@@ -32,9 +35,10 @@ def create_topic(server, name, configs):
     step("created topic %s %s" % (name, configs))
 
 
-def producer(server):
-    return KafkaProducer(bootstrap_servers=server, client_id="compat-storage", acks="all", linger_ms=0,
-                         max_block_ms=5000, **COMMON)
+def producer(server, **options):
+    settings = dict(COMMON, client_id="compat-storage", acks="all", linger_ms=0, max_block_ms=5000)
+    settings.update(options)
+    return KafkaProducer(bootstrap_servers=server, **settings)
 
 
 def consumer(server, reset="earliest"):
@@ -192,9 +196,56 @@ def test_durability_sigkill():
         broker.stop()
 
 
+def described_config(server, topic, name):
+    client = KafkaAdminClient(bootstrap_servers=server, client_id="compat-storage-admin", **COMMON)
+    try:
+        responses = client.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic, configs={name: None})])
+    finally:
+        client.close()
+    entries = {entry[0]: entry[1] for response in responses for resource in response.resources
+               for entry in resource[4]}
+    return entries.get(name)
+
+
+def test_topic_compression():
+    server = bootstrap()
+    topic = unique_topic("st-zstd")
+    create_topic(server, topic, {"compression.type": "zstd"})
+    check_equal(described_config(server, topic, "compression.type"), "zstd", "described compression.type")
+    values = big_values(10, "st-zstd")
+    sent = []
+    for codec in (None, "gzip"):  # the broker re-encodes both in zstd
+        p = producer(server, compression_type=codec, batch_size=1 << 20, linger_ms=100)
+        try:
+            futures = [p.send(topic, key=b"%s-%d" % ((codec or "none").encode(), i), value=v, partition=0)
+                       for i, v in enumerate(values)]
+            offsets = [f.get(timeout=REQUEST_TIMEOUT_S).offset for f in futures]
+        finally:
+            p.close(timeout=5)
+        check_equal(offsets, list(range(len(sent), len(sent) + len(values))), "acked offsets (%s)" % codec)
+        sent += [(b"%s-%d" % ((codec or "none").encode(), i), v) for i, v in enumerate(values)]
+        step("produced %d records %s" % (len(values), "uncompressed" if codec is None else "with " + codec))
+    c = consumer(server)
+    try:
+        tp = TopicPartition(topic, 0)
+        c.assign([tp])
+        got = read_all(c, tp)
+    finally:
+        c.close()
+    check_equal(got, dict(enumerate(sent)), "records read back from the zstd topic")
+    if not os.environ.get("SLUICE_DATA_DIR"):
+        step("note: SLUICE_DATA_DIR is not set; on-disk codec check skipped")
+        return
+    stored = stored_codecs(topic)
+    check(stored is not None, "no segment of %s under SLUICE_DATA_DIR %s" % (topic, os.environ["SLUICE_DATA_DIR"]))
+    check_equal(sorted(stored), [4], "codecs of the stored batches (4 = zstd)")
+    step("on disk: every batch is zstd")
+
+
 if __name__ == "__main__":
     run_tests({
         "compaction": test_compaction,
         "retention": test_retention,
         "durability_sigkill": test_durability_sigkill,
+        "topic_compression": test_topic_compression,
     })

@@ -1,10 +1,13 @@
 // Produce (0) through a simulated broker: the acks contract, every per-partition error, and the append itself.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/protocol/messages/api_versions.h"
 #include "core/protocol/messages/fetch.h"
 #include "core/protocol/messages/produce.h"
 #include "core/storage/record_batch.h"
+#include "tests/core/kafka/fetch_test_util.h"
 #include "tests/core/kafka/kafka_test_util.h"
 
 namespace sluice::kafka {
@@ -253,6 +256,152 @@ TEST(Produce, ACompactedTopicNeedsKeys) {
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker&) {
     EXPECT_EQ(produce(client, "c", 0, make_batch(2, {}, /*keyed=*/false)).error_code, 87);
     EXPECT_EQ(produce(client, "c", 0, make_batch(2)).error_code, 0);
+  }));
+}
+
+// One batch of four keyed records but for those at `keyless`.
+Bytes batch_without_keys_at(std::initializer_list<int> keyless, storage::BatchOptions options = {}) {
+  std::vector<storage::Record> records;
+  for (int i = 0; i < 4; ++i) {
+    storage::Record& record = records.emplace_back();
+    record.offset = i;
+    record.timestamp = kTimestamp + i;
+    if (std::find(keyless.begin(), keyless.end(), i) == keyless.end()) record.key = Bytes{'k'};
+    record.value = Bytes{'v'};
+  }
+  return storage::build_batch(records, options).value();
+}
+
+// KIP-467: v8+ names the records a batch was refused for, by index, and says why in error_message.
+TEST(Produce, RecordErrorsNameTheFailingRecords) {
+  BrokerHarness harness;
+  harness.config().storage.topic_defaults.cleanup_compact = true;
+  harness.config().storage.topic_defaults.cleanup_delete = false;
+  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    const PartitionResponse one = produce(client, "c", 0, batch_without_keys_at({2}));
+    EXPECT_EQ(one.error_code, 87);
+    EXPECT_EQ(one.base_offset, -1);
+    ASSERT_EQ(one.record_errors.size(), 1u);
+    EXPECT_EQ(one.record_errors[0].batch_index, 2);
+    ASSERT_TRUE(one.record_errors[0].batch_index_error_message.has_value());
+    EXPECT_NE(one.record_errors[0].batch_index_error_message->find("no key, which a compacted topic requires"),
+              std::string::npos)
+        << *one.record_errors[0].batch_index_error_message;
+    ASSERT_TRUE(one.error_message.has_value());
+    EXPECT_NE(one.error_message->find("record 2 has no key"), std::string::npos) << *one.error_message;
+
+    storage::BatchOptions zstd;  // inside a compressed batch too, and every failing record in order
+    zstd.compression = storage::Compression::kZstd;
+    const PartitionResponse two = produce(client, "c", 0, batch_without_keys_at({1, 3}, zstd));
+    EXPECT_EQ(two.error_code, 87);
+    ASSERT_EQ(two.record_errors.size(), 2u);
+    EXPECT_EQ(two.record_errors[0].batch_index, 1);
+    EXPECT_EQ(two.record_errors[1].batch_index, 3);
+    EXPECT_NE(two.error_message->find("2 records rejected"), std::string::npos) << *two.error_message;
+
+    const PartitionResponse v7 = produce(client, "c", 0, batch_without_keys_at({2}), 7);
+    EXPECT_EQ(v7.error_code, 87);
+    EXPECT_TRUE(v7.record_errors.empty()) << "record_errors is a v8 field";
+    EXPECT_FALSE(v7.error_message.has_value());
+
+    const PartitionResponse ok = produce(client, "c", 0, batch_without_keys_at({}));
+    EXPECT_EQ(ok.error_code, 0);
+    EXPECT_TRUE(ok.record_errors.empty());
+    EXPECT_EQ(log_end(broker, "c"), 4) << "refused batches store nothing";
+  }));
+}
+
+TEST(Produce, RecordErrorsNameRecordsWithBadTimestamps) {
+  BrokerHarness harness;
+  harness.config().storage.topic_defaults.message_timestamp_after_max_ms = 3600000;
+  ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker&) {
+    const int64_t now = to_unix_ms(env.clock.wall_now());
+    std::vector<storage::Record> records(3);
+    for (int i = 0; i < 3; ++i) {
+      records[i].offset = i;
+      records[i].timestamp = i == 1 ? now + 7200000 : now;  // record 1 is two hours ahead
+      records[i].value = Bytes{'v'};
+    }
+    const PartitionResponse answer = produce(client, "ts2", 0, storage::build_batch(records).value());
+    EXPECT_EQ(answer.error_code, 32);
+    ASSERT_EQ(answer.record_errors.size(), 1u);
+    EXPECT_EQ(answer.record_errors[0].batch_index, 1);
+    EXPECT_NE(answer.record_errors[0].batch_index_error_message->find("outside the window"), std::string::npos);
+  }));
+}
+
+// What topic/0 stores from offset 0, as Fetch returns it.
+Bytes stored(KafkaClient& client, const std::string& topic) {
+  protocol::FetchRequest fetch;
+  fetch.max_bytes = 1 << 20;
+  protocol::FetchRequest::Partition from_start;
+  from_start.partition_max_bytes = 1 << 20;
+  fetch.topics.push_back({topic, {from_start}});
+  Result<protocol::FetchResponse> response = testing::fetch_owned(client, fetch, 4);
+  EXPECT_TRUE(response.ok()) << response.status().to_string();
+  if (!response.ok()) return Bytes();
+  const ByteView bytes = response->responses.at(0).partitions.at(0).records.bytes();
+  return Bytes(bytes.begin(), bytes.end());
+}
+
+storage::BatchOptions in_codec(storage::Compression codec) {
+  storage::BatchOptions options;
+  options.compression = codec;
+  return options;
+}
+
+// compression.type other than producer: a batch in another codec is stored re-encoded, with the same records.
+TEST(Produce, TopicCompressionTypeReencodesBatchesInOtherCodecs) {
+  BrokerHarness harness;
+  harness.config().storage.topic_defaults.compression_type = storage::Compression::kZstd;
+  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker&) {
+    const Bytes sent = make_batch(3, in_codec(storage::Compression::kGzip), true, 300);
+    ASSERT_EQ(produce(client, "z", 0, sent).error_code, 0);
+    const Bytes kept = stored(client, "z");
+    const std::vector<storage::BatchHeader> batches = testing::batches_in(kept);
+    ASSERT_EQ(batches.size(), 1u);
+    EXPECT_EQ(batches[0].compression(), storage::Compression::kZstd);
+    EXPECT_EQ(batches[0].max_timestamp, kTimestamp + 2);
+    const std::vector<storage::Record> records = storage::decode_records(kept).value();
+    const std::vector<storage::Record> original = storage::decode_records(sent).value();
+    ASSERT_EQ(records.size(), 3u);
+    for (size_t i = 0; i < records.size(); ++i) {
+      EXPECT_EQ(records[i].offset, original[i].offset);
+      EXPECT_EQ(records[i].timestamp, original[i].timestamp);
+      EXPECT_EQ(records[i].key, original[i].key);
+      EXPECT_EQ(records[i].value, original[i].value);
+    }
+  }));
+}
+
+// A batch already in the topic's codec, and every batch under `producer`, is stored exactly as it came.
+TEST(Produce, BatchesInTheTopicsCodecAreStoredAsSent) {
+  BrokerHarness harness;
+  harness.config().storage.topic_defaults.compression_type = storage::Compression::kLz4;
+  ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker& broker) {
+    const Bytes lz4 = make_batch(2, in_codec(storage::Compression::kLz4), true, 300);
+    ASSERT_EQ(produce(client, "same", 0, lz4).error_code, 0);
+    EXPECT_EQ(stored(client, "same"), lz4) << "byte for byte (base offset 0 is the offset it gets)";
+    storage::TopicConfig producer;  // compression.type=producer: each codec is kept
+    testing::create_topic(env, broker, "mixed", 1, producer);
+    const Bytes snappy = make_batch(2, in_codec(storage::Compression::kSnappy), true, 300);
+    ASSERT_EQ(produce(client, "mixed", 0, snappy).error_code, 0);
+    EXPECT_EQ(stored(client, "mixed"), snappy);
+  }));
+}
+
+// Re-encoding can make a batch larger: max.message.bytes applies to what would be stored.
+TEST(Produce, AReencodedBatchOverMaxMessageBytesIsTooLarge) {
+  BrokerHarness harness;
+  harness.config().storage.topic_defaults.compression_type = storage::Compression::kNone;
+  harness.config().storage.topic_defaults.max_message_bytes = 1000;
+  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    const Bytes gzip = make_batch(4, in_codec(storage::Compression::kGzip), true, 1000);
+    ASSERT_LT(gzip.size(), 1000u);
+    const PartitionResponse answer = produce(client, "grow", 0, gzip);
+    EXPECT_EQ(answer.error_code, 10);
+    EXPECT_NE(answer.error_message->find("compression.type uncompressed"), std::string::npos) << *answer.error_message;
+    EXPECT_EQ(log_end(broker, "grow"), 0);
   }));
 }
 

@@ -12,6 +12,9 @@
 
 namespace sluice::storage::testing_batches {
 
+inline constexpr Compression kAllCodecs[] = {Compression::kNone, Compression::kGzip, Compression::kSnappy,
+                                             Compression::kLz4, Compression::kZstd};
+
 inline Bytes from_hex(const char* hex) {
   Bytes out;
   const size_t n = std::strlen(hex);

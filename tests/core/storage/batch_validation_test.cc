@@ -19,8 +19,6 @@ namespace {
 using namespace testing_batches;  // NOLINT: test helpers
 
 constexpr int64_t kT0 = 1700000000000;
-constexpr Compression kAllCodecs[] = {Compression::kNone, Compression::kGzip, Compression::kSnappy,
-                                      Compression::kLz4, Compression::kZstd};
 
 ValidationRules rules_at(int64_t now) {
   ValidationRules rules;

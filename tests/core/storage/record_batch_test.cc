@@ -18,8 +18,6 @@ namespace {
 using namespace testing_batches;  // NOLINT: test helpers
 
 constexpr int64_t kT0 = 1700000000000;
-constexpr Compression kAllCodecs[] = {Compression::kNone, Compression::kGzip, Compression::kSnappy,
-                                      Compression::kLz4, Compression::kZstd};
 
 std::vector<Record> kafka_python_small_records() {
   return {make_record(0, kT0, "k0", "v0", {{"h", to_bytes("x")}}), make_record(1, kT0 + 5, std::nullopt, "no key"),

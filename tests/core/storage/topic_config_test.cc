@@ -76,8 +76,8 @@ TEST(TopicConfig, TableDescribesEveryKeyOnceWithTheStructsDefault) {
     EXPECT_EQ(find_topic_config_key(key.name), &key);
     EXPECT_EQ(key.create_only, key.name == "durability" || key.name == "consumer.offset.durability") << key.name;
   }
-  EXPECT_EQ(names.size(), 24u);
-  EXPECT_EQ(find_topic_config_key("compression.type"), nullptr);
+  EXPECT_EQ(names.size(), 25u);
+  EXPECT_EQ(find_topic_config_key("preallocate"), nullptr);
 }
 
 // Each numeric key at its lower bound, one below, and well above (Kafka 3.9's LogConfig ranges).
@@ -164,7 +164,7 @@ TEST(TopicConfig, NumbersAreDecimalWithOptionalSignAndBlanks) {
 TEST(TopicConfig, UnknownNameIsInvalidConfig) {
   EXPECT_EQ(error_of("retention.hours", "1"), "Unknown topic config name: retention.hours");
   EXPECT_EQ(error_of("Retention.ms", "1"), "Unknown topic config name: Retention.ms");
-  EXPECT_EQ(error_of("compression.type", "lz4"), "Unknown topic config name: compression.type");
+  EXPECT_EQ(error_of("preallocate", "true"), "Unknown topic config name: preallocate");
 }
 
 TEST(TopicConfig, BooleansAreTrueOrFalseInAnyCase) {
