@@ -1,7 +1,8 @@
 // Storage benchmark on the real Env (issue 3): append and read throughput of a PartitionLog, one cleaner pass and
 // recovery after an unclean stop, printed as ratios to anchors measured in the same run on the same disk
-// (page-cache write bandwidth, one fdatasync, memcpy, sequential read). Never asserted anywhere; run it by hand:
-//   build/release/storage_bench [scratch-dir]
+// (page-cache write bandwidth, one fdatasync, durable write, memcpy, sequential read). Never asserted anywhere;
+// run it by hand:
+//   build/release/storage_bench [--only persisted|cleaner] [scratch-dir]
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -58,6 +60,7 @@ double mbps(uint64_t bytes, double seconds) { return static_cast<double>(bytes) 
 struct Anchors {
   double page_cache_mbps = 0;   // sequential 1 MiB writes into the page cache
   double fsync_rate = 0;        // 4 KiB append + fdatasync per second, one writer
+  double durable_mbps = 0;      // sequential 1 MiB appends, each followed by fdatasync
   double memcpy_mbps = 0;
   double read_mbps = 0;         // sequential PartitionLog read from the page cache
   double first_touch_mbps = 0;  // fresh anonymous memory written once (page faults)
@@ -144,33 +147,92 @@ void bench_replicated(Env& env, const std::string& dir, Anchors& anchors) {
   std::filesystem::remove_all(dir + "/replicated-0");
 }
 
-void bench_persisted(Env& env, const std::string& dir, int writers, double fsync_rate, double* single_rate) {
+// Anchor: durable sequential write, 1 MiB appends with an fdatasync after each: the ceiling of a persisted log
+// whose group commit has ~1 MiB to write per sync.
+double durable_write_mbps(Env& env, const std::string& dir, uint64_t total) {
+  auto file = env.fs.open(dir + "/durable.dat", OpenMode::kCreateTruncate).value();
+  const Bytes chunk(1 << 20, 3);
+  const auto start = Clock::now();
+  for (uint64_t done = 0; done < total; done += chunk.size()) {
+    (void)file->append(chunk);
+    (void)file->sync();
+  }
+  const double result = mbps(total, seconds_since(start));
+  (void)file->close();
+  (void)env.fs.remove(dir + "/durable.dat");
+  return result;
+}
+
+double load_average() {
+  double load[1] = {0};
+  return getloadavg(load, 1) == 1 ? load[0] : -1;
+}
+
+// Sets a batch's base and max timestamps to `ms` and its CRC to match, as a producer stamps each batch with its
+// clock: the time index then grows as it does in service (a fixed timestamp would never dirty it).
+void restamp(Bytes& batch, int64_t ms) {
+  for (const size_t at : {size_t{27}, size_t{35}}) {
+    for (int i = 0; i < 8; ++i) batch[at + i] = static_cast<uint8_t>(static_cast<uint64_t>(ms) >> (56 - 8 * i));
+  }
+  const uint32_t crc = compute_batch_crc(batch);
+  for (int i = 0; i < 4; ++i) batch[17 + i] = static_cast<uint8_t>(crc >> (24 - 8 * i));
+}
+
+// One persisted row: `writers` fibers appending `batch` (whole batches of 1 KiB records, restamped with the wall
+// clock every millisecond) for 2 s.
+struct PersistedRow {
+  double appends_per_s = 0;
+  double mbps = 0;
+  double rounds_per_s = 0;
+  double cpu_per_gb = 0;
+};
+
+PersistedRow persisted_row(Env& env, const std::string& dir, int writers, const Bytes& batch) {
   LogSettings settings;
   settings.persisted = true;
-  auto log = PartitionLog::open(env, dir + "/persisted-" + std::to_string(writers), settings).value();
-  const Bytes batch = make_batch(1, 1024 - 20);
+  const std::string log_dir = dir + "/persisted-" + std::to_string(writers);
+  auto log = PartitionLog::open(env, log_dir, settings).value();
   const auto deadline = Clock::now() + std::chrono::seconds(2);
   uint64_t appends = 0;
-  std::vector<FiberRef> fibers;
-  const auto start = Clock::now();
-  for (int w = 0; w < writers; ++w) {
-    fibers.push_back(env.scheduler.spawn("writer", [&] {
-      while (Clock::now() < deadline) {
-        if (log->append(batch).ok()) ++appends;
-      }
-    }));
-  }
-  for (const FiberRef& f : fibers) env.scheduler.join(f);
-  const double wall = seconds_since(start);
-  const double rate = static_cast<double>(appends) / wall;
-  const double syncs = static_cast<double>(log->stats().sync_rounds) / wall;
-  if (writers == 1) *single_rate = rate;
-  std::printf("persisted, %2d writers, 1 KiB records: %8.0f appends/s (%.1f x one writer, %.2f x fdatasync rate), "
-              "%6.0f sync rounds/s, %7.0f bytes per round, %.0f MB/s\n", writers, rate, rate / *single_rate,
-              rate / fsync_rate, syncs, syncs > 0 ? rate * static_cast<double>(batch.size()) / syncs : 0.0,
-              rate * static_cast<double>(batch.size()) / 1e6);
+  const Cost cost = measure([&] {
+    std::vector<FiberRef> fibers;
+    for (int w = 0; w < writers; ++w) {
+      fibers.push_back(env.scheduler.spawn("writer", [&] {
+        Bytes own = batch;
+        int64_t stamped = -1;
+        while (Clock::now() < deadline) {
+          const int64_t now_ms = to_unix_ms(env.clock.wall_now());
+          if (now_ms != stamped) restamp(own, stamped = now_ms);
+          if (log->append(own).ok()) ++appends;
+        }
+      }));
+    }
+    for (const FiberRef& f : fibers) env.scheduler.join(f);
+  });
+  const double bytes = static_cast<double>(appends) * static_cast<double>(batch.size());
+  PersistedRow row{static_cast<double>(appends) / cost.wall, bytes / kMB / cost.wall,
+                   static_cast<double>(log->stats().sync_rounds) / cost.wall, cost.cpu / (bytes / 1e9)};
   (void)log->close();
-  std::filesystem::remove_all(dir + "/persisted-" + std::to_string(writers));
+  std::filesystem::remove_all(log_dir);
+  return row;
+}
+
+// persisted with 1, 8 and 64 writers, each with one append in flight; batches of `records` 1 KiB records.
+void bench_persisted(Env& env, const std::string& dir, int records, const Anchors& anchors) {
+  const Bytes batch = make_batch(records, 1024 - 20);
+  std::printf("persisted, 1 KiB records in %d-record batches (%zu bytes), one append in flight per writer:\n",
+              records, batch.size());
+  double single = 0;
+  for (const int writers : {1, 8, 64}) {
+    const double load_before = load_average();
+    const PersistedRow row = persisted_row(env, dir, writers, batch);
+    if (writers == 1) single = row.appends_per_s;
+    std::printf("  %2d writers: %7.0f appends/s = %5.1f x one writer, %6.0f sync rounds/s, %7.0f bytes per round, "
+                "%6.1f MB/s = %.3f x durable write (%.0f MB/s); %.2f CPU-s per GB; load %.1f -> %.1f\n",
+                writers, row.appends_per_s, row.appends_per_s / single, row.rounds_per_s,
+                row.rounds_per_s > 0 ? row.mbps * kMB / row.rounds_per_s : 0.0, row.mbps,
+                row.mbps / anchors.durable_mbps, anchors.durable_mbps, row.cpu_per_gb, load_before, load_average());
+  }
 }
 
 double copy_bandwidth() {
@@ -279,7 +341,8 @@ void bench_cleaner_case(Env& env, const std::string& dir, const std::vector<Byte
               "%.0f k records/s = %.3f x sequential read, %.4f x memcpy, %.2f x first touch; %.2f CPU-s (%.1f per "
               "GB); -> %.0f MB, %lld records removed, %zu segments replaced\n", static_cast<double>(before) / kMB,
               static_cast<unsigned long long>(map_budget >> 20), t.passes, t.partial ? " (partial)" : "",
-              t.first_dirty_ratio, t.cost.wall, rate, records / t.cost.wall / 1e3, rate / anchors.read_mbps,
+              t.first_dirty_ratio, t.cost.wall, rate, records / t.cost.wall / 1e3,
+              anchors.read_mbps > 0 ? rate / anchors.read_mbps : 0.0,
               rate / anchors.memcpy_mbps, rate / anchors.first_touch_mbps, t.cost.cpu,
               t.cost.cpu / (static_cast<double>(before) / 1e9), static_cast<double>(closed_bytes(*log)) / kMB,
               static_cast<long long>(t.records_removed), t.segments_replaced);
@@ -361,7 +424,18 @@ void bench_recovery(Env& env, const std::string& dir, const Anchors& anchors) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string dir = argc > 1 ? argv[1] : "/tmp/sluice-storage-bench";
+  // storage_bench [--only persisted] [scratch-dir]: --only persisted runs the anchors and the persisted rows alone.
+  // --only cleaner: the anchors and the cleaner rows (no sequential-read anchor: its ratio prints as 0).
+  std::string only;
+  std::string dir = "/tmp/sluice-storage-bench";
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--only" && i + 1 < argc) {
+      only = argv[++i];
+    } else {
+      dir = arg;
+    }
+  }
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   RealEnv real("bench", LogLevel::kWarn);
@@ -374,11 +448,18 @@ int main(int argc, char** argv) {
     std::printf("anchors: page-cache write %.0f MB/s, 4 KiB append+fdatasync %.0f /s, memcpy %.0f MB/s, first touch "
                 "of fresh memory %.0f MB/s\n", anchors.page_cache_mbps, anchors.fsync_rate, anchors.memcpy_mbps,
                 anchors.first_touch_mbps);
-    bench_replicated(env, dir, anchors);
-    double single = 1;
-    for (int writers : {1, 8, 64}) bench_persisted(env, dir, writers, anchors.fsync_rate, &single);
-    bench_cleaner(env, dir, anchors);
-    bench_recovery(env, dir, anchors);
+    if (only.empty()) bench_replicated(env, dir, anchors);
+    if (only != "cleaner") {
+      anchors.durable_mbps = durable_write_mbps(env, dir, uint64_t{256} << 20);
+      std::printf("anchor: durable write (1 MiB appends, fdatasync after each) %.0f MB/s; load %.1f\n",
+                  anchors.durable_mbps, load_average());
+      for (const int records : {1, kRecordsPerBatch}) bench_persisted(env, dir, records, anchors);
+    }
+    if (only == "cleaner") bench_cleaner(env, dir, anchors);
+    if (only.empty()) {
+      bench_cleaner(env, dir, anchors);
+      bench_recovery(env, dir, anchors);
+    }
   });
   std::filesystem::remove_all(dir);
   return 0;

@@ -59,7 +59,9 @@ class EventLoop {
   using ReadyCallback = std::function<void(uint32_t epoll_events)>;
   using SignalHandler = std::function<void(int signal_number)>;
 
-  static constexpr size_t kWorkerThreads = 2;
+  // A persisted log's sync round runs up to three fdatasyncs at once (.log, .index, .timeindex); one more worker
+  // keeps an open or a rename from queueing behind them. Blocked workers cost no CPU.
+  static constexpr size_t kWorkerThreads = 4;
 
   // Creates the epoll set, the wake-up eventfd and the worker threads. Aborts if the OS refuses (no fds).
   EventLoop();

@@ -5,33 +5,11 @@
 #include <vector>
 
 #include "core/base/assert.h"
+#include "core/storage/cleaner_batches.h"
 #include "core/storage/key_offset_map.h"
-#include "core/storage/record_batch.h"
 
 namespace sluice::storage {
 namespace {
-
-constexpr size_t kReadChunkBytes = size_t{1} << 20;
-
-// Whole batches of the log from the one holding `from` up to (not including) the first one reaching `to`.
-// REQUIRES: log start <= from.
-Result<Bytes> read_range(PartitionLog& log, int64_t from, int64_t to) {
-  Bytes out;
-  int64_t next = from;
-  while (next < to) {
-    SLUICE_ASSIGN_OR_RETURN(ReadResult read, log.read(next, kReadChunkBytes, to));
-    size_t consumed = 0;
-    SLUICE_ASSIGN_OR_RETURN(std::vector<BatchSpan> spans, split_batches(read.records, &consumed));
-    if (spans.empty()) break;
-    out.insert(out.end(), read.records.begin(), read.records.begin() + static_cast<std::ptrdiff_t>(consumed));
-    next = spans.back().header.last_offset() + 1;
-  }
-  return out;
-}
-
-ByteView batch_at(const Bytes& data, const BatchSpan& span) {
-  return ByteView(data.data() + span.position, span.header.size_bytes());
-}
 
 // storage-semantics.md §3: the dirty section and the numbers its gate needs. The active segment never counts.
 DirtyReport find_section(const std::vector<SegmentInfo>& segments, int64_t checkpoint, const LogBounds& log,
@@ -76,116 +54,55 @@ uint64_t map_bytes_for(const DirtyReport& section, const CleanerOptions& options
 
 // Maps every key of [from, to) to its latest offset. Returns true when the map filled up before `to`.
 Result<bool> build_map(PartitionLog& log, int64_t from, int64_t to, KeyOffsetMap& map) {
-  SLUICE_ASSIGN_OR_RETURN(Bytes data, read_range(log, from, to));
-  size_t consumed = 0;
-  SLUICE_ASSIGN_OR_RETURN(std::vector<BatchSpan> spans, split_batches(data, &consumed));
-  for (const BatchSpan& span : spans) {
-    if (span.header.control()) continue;
-    SLUICE_ASSIGN_OR_RETURN(std::vector<Record> records, decode_records(batch_at(data, span)));
-    for (const Record& record : records) {
-      if (record.offset < from || record.offset >= to || !record.key.has_value()) continue;
-      if (!map.put(*record.key, record.offset)) return true;
-    }
+  BatchStream stream(log, from, to);
+  Bytes scratch;
+  ByteView batch;
+  BatchHeader header;
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(bool more, stream.next(&batch, &header));
+    if (!more) return false;
+    SLUICE_ASSIGN_OR_RETURN(bool room, map_batch_keys(batch, header, from, to, map, scratch));
+    if (!room) return true;
   }
-  return false;
 }
 
-struct Rules {
-  const KeyOffsetMap* map = nullptr;
-  int64_t cleaned_end = 0;
-  int64_t now_ms = 0;
-  int64_t horizon_ms = 0;  // what a newly retained tombstone's batch gets
+// What one pass rewrites with: the rules' filter and one buffer for every group, so that the pages a group's
+// output touched are reused by the next group instead of being faulted in again.
+struct Rewriter {
+  explicit Rewriter(const CleanRules& rules) : filter(rules) {}
+  BatchFilter filter;
+  Bytes group;
 };
-
-struct Rewrite {
-  Bytes data;
-  bool changed = false;
-  int64_t removed = 0;
-  int64_t rebuilt = 0;
-};
-
-BatchOptions options_of(const BatchHeader& header) {
-  BatchOptions options;
-  options.compression = header.compression();
-  options.producer_id = header.producer_id;
-  options.producer_epoch = header.producer_epoch;
-  options.base_sequence = header.base_sequence;
-  options.partition_leader_epoch = header.partition_leader_epoch;
-  options.transactional = header.transactional();
-  options.log_append_time = header.log_append_time();
-  return options;
-}
-
-// One batch through the retention rules; appends what remains of it to `out`.
-Status clean_batch(ByteView batch, const BatchHeader& header, const Rules& rules, Rewrite& out) {
-  if (header.control() || header.base_offset >= rules.cleaned_end) {
-    out.data.insert(out.data.end(), batch.begin(), batch.end());
-    return Status();
-  }
-  SLUICE_ASSIGN_OR_RETURN(std::vector<Record> records, decode_records(batch));
-  const bool horizon_passed = header.has_delete_horizon() && rules.now_ms >= header.base_timestamp;
-  std::vector<Record> kept;
-  bool tombstone = false;
-  for (Record& record : records) {
-    bool keep = record.offset >= rules.cleaned_end;
-    if (!keep && record.key.has_value()) {
-      const std::optional<int64_t> latest = rules.map->get(*record.key);
-      keep = (!latest.has_value() || record.offset >= *latest) && (record.value.has_value() || !horizon_passed);
-      tombstone = tombstone || (keep && !record.value.has_value());
-    }
-    if (keep) kept.push_back(std::move(record));
-  }
-  out.removed += static_cast<int64_t>(records.size() - kept.size());
-  const bool stamp = tombstone && !header.has_delete_horizon();
-  if (kept.size() == records.size() && !stamp) {
-    out.data.insert(out.data.end(), batch.begin(), batch.end());
-    return Status();
-  }
-  out.changed = true;
-  if (kept.empty()) return Status();
-  BatchOptions options = options_of(header);
-  if (header.has_delete_horizon()) {
-    options.delete_horizon_ms = header.base_timestamp;
-  } else if (stamp) {
-    options.delete_horizon_ms = rules.horizon_ms;
-  }
-  SLUICE_ASSIGN_OR_RETURN(Bytes rebuilt, build_batch(kept, options));
-  out.data.insert(out.data.end(), rebuilt.begin(), rebuilt.end());
-  ++out.rebuilt;
-  return Status();
-}
-
-Result<Rewrite> clean_segment(PartitionLog& log, const SegmentInfo& segment, const Rules& rules) {
-  const int64_t from = std::max(segment.base_offset, log.log_start_offset());
-  SLUICE_ASSIGN_OR_RETURN(Bytes data, read_range(log, from, segment.next_offset));
-  size_t consumed = 0;
-  SLUICE_ASSIGN_OR_RETURN(std::vector<BatchSpan> spans, split_batches(data, &consumed));
-  SLUICE_ASSERT(consumed == data.size());
-  Rewrite out;
-  for (const BatchSpan& span : spans) SLUICE_TRY(clean_batch(batch_at(data, span), span.header, rules, out));
-  return out;
-}
 
 // Cleans segments [first, end) into one: a swap replaces them all (recovery replaces the segments whose bases lie
 // below the swap's end). An empty result drops them, except the log's first segment, which stays as it is (the
 // log keeps a segment at its start).
 Status rewrite_group(PartitionLog& log, const std::vector<SegmentInfo>& segments, size_t first, size_t end,
-                     const Rules& rules, CleanResult& result) {
-  Bytes group;
-  bool changed = end - first > 1;
-  int64_t removed = 0;
-  int64_t rebuilt = 0;
+                     Rewriter& rewriter, CleanResult& result) {
+  Bytes& group = rewriter.group;
+  group.clear();
+  // The input's size bounds the output but for a few bytes a rebuilt batch can gain: reserved (address space
+  // only) so that the buffer does not grow by copying itself.
+  uint64_t input_bytes = 0;
+  for (size_t i = first; i < end; ++i) input_bytes += segments[i].size_bytes;
+  group.reserve(input_bytes);
+  FilterTally tally;
+  tally.changed = end - first > 1;
   for (size_t i = first; i < end; ++i) {
-    SLUICE_ASSIGN_OR_RETURN(Rewrite rewrite, clean_segment(log, segments[i], rules));
-    removed += rewrite.removed;
-    rebuilt += rewrite.rebuilt;
-    changed = changed || rewrite.changed;
-    group.insert(group.end(), rewrite.data.begin(), rewrite.data.end());
+    const int64_t from = std::max(segments[i].base_offset, log.log_start_offset());
+    BatchStream stream(log, from, segments[i].next_offset);
+    ByteView batch;
+    BatchHeader header;
+    while (true) {
+      SLUICE_ASSIGN_OR_RETURN(bool more, stream.next(&batch, &header));
+      if (!more) break;
+      SLUICE_TRY(rewriter.filter.filter(batch, header, &group, &tally));
+    }
   }
-  if (!changed || (group.empty() && first == 0)) return Status();
+  if (!tally.changed || (group.empty() && first == 0)) return Status();
   SLUICE_TRY(log.replace_segments(segments[first].base_offset, segments[end - 1].base_offset + 1, group));
-  result.records_removed += removed;
-  result.batches_rebuilt += rebuilt;
+  result.records_removed += tally.removed;
+  result.batches_rebuilt += tally.rebuilt;
   result.segments_replaced += end - first;
   return Status();
 }
@@ -193,7 +110,8 @@ Status rewrite_group(PartitionLog& log, const std::vector<SegmentInfo>& segments
 // Rewrites the closed segments below rules.cleaned_end, in Kafka's groups (groupSegmentsBySize): consecutive
 // segments whose sizes add up to at most segment.bytes and whose offsets stay within int32 of the group's base
 // become one segment, so compaction does not leave a trail of tiny segments.
-Status rewrite_segments(PartitionLog& log, const Rules& rules, CleanResult& result) {
+Status rewrite_segments(PartitionLog& log, const CleanRules& rules, CleanResult& result) {
+  Rewriter rewriter(rules);
   const std::vector<SegmentInfo> segments = log.segments();
   const auto max_bytes = static_cast<uint64_t>(log.settings().segment_bytes);
   size_t i = 0;
@@ -210,7 +128,7 @@ Status rewrite_segments(PartitionLog& log, const Rules& rules, CleanResult& resu
       bytes += segments[end].size_bytes;
       ++end;
     }
-    SLUICE_TRY(rewrite_group(log, segments, i, end, rules, result));
+    SLUICE_TRY(rewrite_group(log, segments, i, end, rewriter, result));
     i = end;
   }
   return Status();
@@ -256,7 +174,7 @@ Result<CleanResult> clean_once(PartitionLog& log, int64_t& first_dirty_offset, c
   SLUICE_ASSIGN_OR_RETURN(result.map_full, build_map(log, section.first_dirty, section.first_uncleanable, map));
   result.cleaned_end = result.map_full ? map.latest_offset() + 1 : section.first_uncleanable;
   SLUICE_ASSERT(result.cleaned_end > section.first_dirty);
-  Rules rules;
+  CleanRules rules;
   rules.map = &map;
   rules.cleaned_end = result.cleaned_end;
   rules.now_ms = now_ms;

@@ -246,67 +246,6 @@ Status PartitionLog::write_state() {
   return Status();
 }
 
-// Group commit: one fiber at a time runs a sync round that covers everything written before it started; the
-// others wait for it and check whether it covered them, so N waiting appenders share one round, not N.
-Status PartitionLog::sync_through(int64_t offset) {
-  SLUICE_ASSERT(offset <= log_end_offset_);
-  bool ran = false;
-  bool waited = false;
-  while (recovery_point_ < offset) {
-    SLUICE_TRY(failed_);
-    if (syncing_) {
-      waited = true;
-      sync_done_.wait();
-      continue;
-    }
-    SLUICE_TRY(sync_round());
-    ran = true;
-  }
-  if (waited && !ran) {
-    SLUICE_PROBE("partition_log.group_commit_shared_sync");
-    ++stats_.shared_syncs;
-  }
-  return Status();
-}
-
-Status PartitionLog::sync_round() {
-  SLUICE_ASSERT(!syncing_);
-  syncing_ = true;
-  struct Done {
-    PartitionLog* log;
-    ~Done() {
-      log->syncing_ = false;
-      log->sync_done_.notify_all();
-    }
-  } done{this};
-  const int64_t covered = log_end_offset_;
-  const uint64_t changes = dir_changes_;
-  std::vector<std::shared_ptr<Segment>> dirty;
-  for (const auto& [base, segment] : segments_) {
-    if (segment->dirty()) dirty.push_back(segment);
-  }
-  for (const std::shared_ptr<Segment>& segment : dirty) {
-    Status synced = segment->flush();
-    if (!synced.ok()) return fail(synced);  // fsyncgate: never retry a failed sync and call it durable
-  }
-  if (changes != dir_synced_) {
-    Status synced = env_.fs.sync_dir(dir_);
-    if (!synced.ok()) return fail(synced);
-    dir_synced_ = std::max(dir_synced_, changes);
-  }
-  recovery_point_ = std::max(recovery_point_, covered);
-  last_flush_ = env_.clock.now();
-  ++stats_.sync_rounds;
-  advance_high_watermark();
-  SLUICE_ASSERT(recovery_point_ <= log_end_offset_);
-  return Status();
-}
-
-Status PartitionLog::flush() {
-  SLUICE_TRY(failed_);
-  return sync_through(log_end_offset_);
-}
-
 void PartitionLog::set_high_watermark(int64_t offset) {
   SLUICE_ASSERT(offset >= 0);
   SLUICE_ASSERT(offset <= log_end_offset_);

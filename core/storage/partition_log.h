@@ -7,12 +7,15 @@
 //
 // Fibers: every call may suspend and must come from a fiber of the node that opened the log. Any number of
 // fibers may append, read and query concurrently: appends are serialised by an internal lock (offset
-// assignment, roll, write), durability waits are shared (group commit), reads take no lock.
+// assignment, roll, write), durability waits are shared (group commit: one round at a time, appends go on while
+// it runs, and appenders waiting for it sync its index files beside the .log; partition_log_sync.cc), reads take
+// no lock.
 //
 // Offsets are never renumbered: the log start moves forward only, segments are dropped whole.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -93,6 +96,7 @@ struct LogStats {
   uint64_t appends = 0;
   uint64_t sync_rounds = 0;   // group commits: one sync of every dirty file each
   uint64_t shared_syncs = 0;  // appends whose durability came from another fiber's sync round
+  uint64_t helped_index_syncs = 0;  // index syncs a waiting appender ran beside the flusher's .log sync
 };
 
 class PartitionLog {
@@ -158,6 +162,7 @@ class PartitionLog {
   size_t pending_deletions() const { return pending_deletes_.size(); }
   const LoadStats& load_stats() const { return load_stats_; }
   const LogStats& stats() const { return stats_; }
+  bool sync_running() const { return syncing_; }  // a group-commit round is in progress (tests)
   const LogSettings& settings() const { return settings_; }
   const std::string& dir() const { return dir_; }
   // Applies at once: later rolls, flushes and deletions use the new values.
@@ -184,6 +189,7 @@ class PartitionLog {
   Status write_state();
   Status sync_through(int64_t offset);
   Status sync_round();
+  Status sync_segments(const std::vector<std::shared_ptr<Segment>>& dirty);
   Status fail(Status cause);
   Status delete_expired_files(Instant now);
   AppendResult assign_offsets(Bytes& data, std::vector<BatchSpan>& spans, const AppendOptions& options);
@@ -195,6 +201,7 @@ class PartitionLog {
   void verify_invariants() const;
 
   class AppendGuard;
+  struct SyncJob;
   struct PendingDelete {
     Instant due;
     std::vector<std::string> paths;
@@ -214,6 +221,7 @@ class PartitionLog {
   WaitQueue append_waiters_;
   bool syncing_ = false;      // a sync round is running (group commit's single flusher)
   WaitQueue sync_done_;       // appenders waiting for the running round
+  std::deque<std::shared_ptr<SyncJob>> help_;  // the running round's index syncs that no waiter took yet
   uint64_t dir_changes_ = 0;  // directory entries created since open
   uint64_t dir_synced_ = 0;   // dir_changes_ covered by the last sync_dir
   Instant last_flush_;

@@ -31,6 +31,7 @@ Status read_body(ByteView body, RecordView* out) {
   body = body.subspan(1);
   SLUICE_ASSIGN_OR_RETURN(out->timestamp_delta, read_varlong(&body));
   SLUICE_ASSIGN_OR_RETURN(out->offset_delta, read_varint(&body));
+  out->fields = body;
   SLUICE_ASSIGN_OR_RETURN(out->key, read_nullable_bytes(&body, "key"));
   SLUICE_ASSIGN_OR_RETURN(out->value, read_nullable_bytes(&body, "value"));
   SLUICE_ASSIGN_OR_RETURN(out->header_count, read_varint(&body));

@@ -25,6 +25,9 @@ struct RecordView {
   std::optional<ByteView> value;
   int32_t header_count = 0;
   ByteView headers;  // header_count headers, already checked to be well-formed
+  // Everything after the offset delta as it is encoded (key, value, header count, headers): what a rewrite that
+  // only changes the deltas copies as it is.
+  ByteView fields;
 };
 
 // The records section of `batch` (which must be exactly one batch, header.size_bytes() long): a view into `batch`

@@ -135,11 +135,20 @@ Status Segment::seal() {
 
 Status Segment::flush() {
   const uint64_t writes = writes_;
-  SLUICE_TRY(log_->sync());
-  SLUICE_TRY(offset_index_->sync());
-  SLUICE_TRY(time_index_->sync());
-  synced_writes_ = std::max(synced_writes_, writes);
+  SLUICE_TRY(sync_log());
+  SLUICE_TRY(sync_offset_index());
+  SLUICE_TRY(sync_time_index());
+  mark_synced(writes);
   return Status();
+}
+
+Status Segment::sync_log() { return log_->sync(); }
+Status Segment::sync_offset_index() { return offset_index_->sync(); }
+Status Segment::sync_time_index() { return time_index_->sync(); }
+
+void Segment::mark_synced(uint64_t writes) {
+  SLUICE_ASSERT(writes <= writes_);
+  synced_writes_ = std::max(synced_writes_, writes);
 }
 
 Status Segment::reset_state() {

@@ -67,8 +67,15 @@ class Segment {
   Status append(ByteView batches, std::span<const BatchSpan> spans);
   // Adds the final time index entry (the segment's max timestamp), as Kafka does on roll and close.
   Status seal();
-  // Syncs the .log and both indexes (fdatasync each).
+  // Syncs the .log and both indexes (fdatasync each; an unchanged index costs nothing).
   Status flush();
+  // The parts of flush, for a caller that overlaps them (group commit hands the indexes to other fibers): take
+  // writes() first, sync the three parts in any order or at once, then mark_synced with the value taken.
+  uint64_t writes() const { return writes_; }
+  Status sync_log();
+  Status sync_offset_index();
+  Status sync_time_index();
+  void mark_synced(uint64_t writes);
   // Removes every batch with last offset >= `offset` (a batch containing it goes whole).
   Status truncate_to(int64_t offset);
   // Renames the three files to `<name><suffix>` (suffix ".deleted"); the handles stay usable.

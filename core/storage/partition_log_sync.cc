@@ -1,0 +1,144 @@
+// PartitionLog's group commit (durability=persisted, flush.messages, flush.ms, flush()): one sync round at a
+// time covers everything appended before it started, appends go on while it runs, and the appenders waiting for
+// it sync the round's index files beside the flusher's .log sync.
+#include "core/storage/partition_log.h"
+
+#include <algorithm>
+
+#include "core/base/assert.h"
+
+namespace sluice::storage {
+
+// One index fdatasync of a sync round, handed to a waiting appender so that the round's fdatasyncs overlap
+// instead of adding up. Shared: neither fiber's stack holds it.
+struct PartitionLog::SyncJob {
+  SyncJob(Scheduler& scheduler, std::shared_ptr<Segment> of, bool time)
+      : segment(std::move(of)), time_index(time), finished(scheduler) {}
+  std::shared_ptr<Segment> segment;
+  bool time_index;     // else the offset index
+  bool taken = false;  // by a helper, or taken back by the flusher
+  bool done = false;
+  Status status;
+  WaitQueue finished;
+
+  void run() {
+    SLUICE_ASSERT(!taken);
+    taken = true;
+    status = time_index ? segment->sync_time_index() : segment->sync_offset_index();
+    done = true;
+    finished.notify_all();
+  }
+};
+
+// Group commit: one fiber at a time runs a sync round that covers everything written before it started; the
+// others wait for it and check whether it covered them, so N waiting appenders share one round, not N. While
+// they wait, one of them syncs the round's indexes (help_).
+Status PartitionLog::sync_through(int64_t offset) {
+  SLUICE_ASSERT(offset <= log_end_offset_);
+  bool ran = false;
+  bool waited = false;
+  bool yielded = false;
+  while (recovery_point_ < offset) {
+    SLUICE_TRY(failed_);
+    if (!syncing_ && !yielded) {
+      // Before starting a round, let the appenders that are ready to run append first so the round covers them:
+      // the writers the last round just acknowledged come back with their next append, and without this the
+      // rounds alternate between two halves of the writers. Costs nothing when no one else is runnable.
+      yielded = true;
+      env_.scheduler.yield();
+      continue;
+    }
+    if (syncing_) {
+      waited = true;
+      if (!help_.empty()) {
+        const std::shared_ptr<SyncJob> job = std::move(help_.front());
+        help_.pop_front();
+        job->run();
+        ++stats_.helped_index_syncs;
+      } else {
+        sync_done_.wait();
+      }
+      continue;
+    }
+    SLUICE_TRY(sync_round());
+    ran = true;
+  }
+  if (waited && !ran) {
+    SLUICE_PROBE("partition_log.group_commit_shared_sync");
+    ++stats_.shared_syncs;
+  }
+  return Status();
+}
+
+// Syncs the .log of every dirty segment while waiting appenders sync their indexes; the flusher runs whatever
+// no waiter took.
+Status PartitionLog::sync_segments(const std::vector<std::shared_ptr<Segment>>& dirty) {
+  std::vector<std::shared_ptr<SyncJob>> jobs;
+  for (const std::shared_ptr<Segment>& segment : dirty) {
+    for (const bool time_index : {false, true}) {
+      // Offered to every appender that comes to wait for this round while the .log syncs, not only to those
+      // already waiting: after a round, the appenders it did not cover come back to wait only once the next
+      // round has started.
+      jobs.push_back(std::make_shared<SyncJob>(env_.scheduler, segment, time_index));
+      help_.push_back(jobs.back());
+      sync_done_.notify_one();
+    }
+  }
+  Status synced;
+  for (const std::shared_ptr<Segment>& segment : dirty) {
+    synced = segment->sync_log();
+    if (!synced.ok()) break;
+  }
+  help_.clear();  // a waiter that has not run yet finds nothing: the flusher takes the rest back
+  for (const std::shared_ptr<SyncJob>& job : jobs) {
+    if (!job->taken) job->run();
+  }
+  for (const std::shared_ptr<SyncJob>& job : jobs) {
+    while (!job->done) job->finished.wait();
+    if (synced.ok()) synced = job->status;
+  }
+  return synced;
+}
+
+Status PartitionLog::sync_round() {
+  SLUICE_ASSERT(!syncing_);
+  syncing_ = true;
+  struct Done {
+    PartitionLog* log;
+    ~Done() {
+      log->syncing_ = false;
+      log->help_.clear();
+      log->sync_done_.notify_all();
+    }
+  } done{this};
+  const int64_t covered = log_end_offset_;
+  const uint64_t changes = dir_changes_;
+  std::vector<std::shared_ptr<Segment>> dirty;
+  std::vector<uint64_t> writes;
+  for (const auto& [base, segment] : segments_) {
+    if (!segment->dirty()) continue;
+    dirty.push_back(segment);
+    writes.push_back(segment->writes());
+  }
+  Status synced = sync_segments(dirty);
+  if (!synced.ok()) return fail(synced);  // fsyncgate: never retry a failed sync and call it durable
+  for (size_t i = 0; i < dirty.size(); ++i) dirty[i]->mark_synced(writes[i]);
+  if (changes != dir_synced_) {
+    synced = env_.fs.sync_dir(dir_);
+    if (!synced.ok()) return fail(synced);
+    dir_synced_ = std::max(dir_synced_, changes);
+  }
+  recovery_point_ = std::max(recovery_point_, covered);
+  last_flush_ = env_.clock.now();
+  ++stats_.sync_rounds;
+  advance_high_watermark();
+  SLUICE_ASSERT(recovery_point_ <= log_end_offset_);
+  return Status();
+}
+
+Status PartitionLog::flush() {
+  SLUICE_TRY(failed_);
+  return sync_through(log_end_offset_);
+}
+
+}  // namespace sluice::storage
