@@ -6,8 +6,10 @@
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -192,6 +194,7 @@ class EpollStream final : public Stream {
 
   Result<size_t> read_some(MutableByteView out) override;
   Status write_all(ByteView data) override;
+  Status write_all_gathered(std::span<const ByteView> parts) override;
   void close() override;
   Address peer() const override { return peer_; }
   Address local() const override { return local_; }
@@ -264,6 +267,42 @@ Status EpollStream::write_all(ByteView data) {
     write_streak_.parked();
   }
   SLUICE_ASSERT(done == data.size());
+  return Status();
+}
+
+Status EpollStream::write_all_gathered(std::span<const ByteView> parts) {
+  // sendmsg takes at most IOV_MAX parts; responses have two (header, body), so longer lists just join.
+  constexpr size_t kMaxParts = 8;
+  if (parts.size() > kMaxParts) return Stream::write_all_gathered(parts);
+  write_streak_.before_call(loop_.scheduler());
+  std::array<iovec, kMaxParts> vectors{};
+  size_t count = 0;
+  for (const ByteView part : parts) {
+    if (part.empty()) continue;
+    vectors[count++] = iovec{const_cast<uint8_t*>(part.data()), part.size()};
+  }
+  size_t first = 0;  // vectors[first..count) remain, vectors[first] possibly advanced past sent bytes
+  while (first < count) {
+    if (closed_) return closed_status("write");
+    msghdr message{};
+    message.msg_iov = &vectors[first];
+    message.msg_iovlen = count - first;
+    const ssize_t n = ::sendmsg(fd_, &message, MSG_NOSIGNAL);
+    if (n < 0) {
+      const int err = errno;
+      if (err == EINTR) continue;
+      if (err != EAGAIN && err != EWOULDBLOCK) return socket_error(err, "send to", peer_);
+      writers_.wait();
+      write_streak_.parked();
+      continue;
+    }
+    size_t sent = static_cast<size_t>(n);
+    while (first < count && sent >= vectors[first].iov_len) sent -= vectors[first++].iov_len;
+    if (first < count) {
+      vectors[first].iov_base = static_cast<uint8_t*>(vectors[first].iov_base) + sent;
+      vectors[first].iov_len -= sent;
+    }
+  }
   return Status();
 }
 

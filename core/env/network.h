@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -35,6 +36,10 @@ class Stream {
   virtual Result<size_t> read_some(MutableByteView out) = 0;
   // Writes all bytes or fails (kConnectionReset, kClosed).
   virtual Status write_all(ByteView data) = 0;
+  // Writes the parts back to back, as one write_all of their concatenation would. The real network hands them to
+  // the kernel in one call (no copy into a joined buffer: a response header and its multi-MiB fetch body); this
+  // default joins them, so a simulated stream sees the same single write.
+  virtual Status write_all_gathered(std::span<const ByteView> parts);
   // Idempotent. Pending and later reads and writes on this side fail with kClosed; the peer reads end of stream.
   virtual void close() = 0;
   virtual Address peer() const = 0;

@@ -1,6 +1,8 @@
 // One connection: read a frame, decode its header, dispatch, answer; in order, one request at a time.
 #include <fmt/format.h>
 
+#include <array>
+
 #include "core/kafka/broker.h"
 #include "core/kafka/dispatch.h"
 #include "core/protocol/messages/api_versions.h"
@@ -13,13 +15,15 @@ void log_close(Broker& broker, const std::string& peer, const std::string& why) 
   broker.env().log.info("closing the connection from {}: {}", peer, why);
 }
 
+// The size prefix and response header go in a small buffer and the body is sent from where the handler built it:
+// a fetch body is megabytes of records, copied once already.
 Status send_response(Stream& stream, const protocol::RequestHeader& header, const Bytes& body) {
-  Bytes frame;
-  const size_t begin = protocol::begin_frame(&frame);
-  protocol::encode_response_header(header.api_key, header.api_version, header.correlation_id, &frame);
-  frame.insert(frame.end(), body.begin(), body.end());
-  protocol::end_frame(&frame, begin);
-  return stream.write_all(frame);
+  Bytes head;
+  const size_t begin = protocol::begin_frame(&head);
+  protocol::encode_response_header(header.api_key, header.api_version, header.correlation_id, &head);
+  protocol::end_frame(&head, begin, body.size());
+  const std::array<ByteView, 2> parts{ByteView(head), ByteView(body)};
+  return stream.write_all_gathered(parts);
 }
 
 // Handles one request frame. Returns false when the connection must close.

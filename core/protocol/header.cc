@@ -76,8 +76,8 @@ size_t begin_frame(Bytes* out) {
   return begin;
 }
 
-void end_frame(Bytes* out, size_t begin) {
-  const size_t size = out->size() - begin - kFrameSizeBytes;
+void end_frame(Bytes* out, size_t begin, size_t bytes_sent_after) {
+  const size_t size = out->size() - begin - kFrameSizeBytes + bytes_sent_after;
   SLUICE_ASSERT(size <= static_cast<size_t>(INT32_MAX));
   for (size_t i = 0; i < kFrameSizeBytes; ++i) {
     (*out)[begin + i] = static_cast<uint8_t>(size >> (8 * (kFrameSizeBytes - 1 - i)));

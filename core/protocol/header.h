@@ -48,8 +48,9 @@ void encode_response_header(ApiKey api, int16_t version, int32_t correlation_id,
 Result<int32_t> decode_response_header(ByteView frame, ApiKey api, int16_t version, ByteView* body);
 
 // Building a frame in place: begin_frame appends a size placeholder and returns its offset, end_frame fills it in.
+// `bytes_sent_after`: the frame continues in a buffer sent right after this one (a gathered write).
 size_t begin_frame(Bytes* out);
-void end_frame(Bytes* out, size_t begin);
+void end_frame(Bytes* out, size_t begin, size_t bytes_sent_after = 0);
 Bytes encode_frame(ByteView payload);
 
 // Reads one frame's payload. nullopt when the stream ends cleanly before a frame starts; a stream ending inside a
