@@ -10,12 +10,37 @@ namespace {
 // After a failed accept (out of descriptors, say), wait this long instead of spinning.
 constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
 
+// The group coordinator's view of the topic table; it creates __consumer_offsets over the broker's defaults.
+class CoordinatorTopics final : public group::TopicCatalog {
+ public:
+  CoordinatorTopics(TopicTable& topics, const BrokerConfig& config) : topics_(topics), config_(config) {}
+
+  std::optional<Facts> find(const std::string& topic) const override {
+    const TopicInfo* info = topics_.find(topic);
+    if (info == nullptr) return std::nullopt;
+    return Facts{info->partitions, info->config.consumer_offset_durability == storage::Durability::kPersisted};
+  }
+
+  Status create(const std::string& topic, int32_t partitions,
+                const std::map<std::string, std::string>& overrides) override {
+    SLUICE_ASSIGN_OR_RETURN(storage::TopicConfig config,
+                            storage::TopicConfig::from_overrides(overrides, config_.storage.topic_defaults));
+    return topics_.create(topic, partitions, config).status();
+  }
+
+ private:
+  TopicTable& topics_;
+  const BrokerConfig& config_;
+};
+
 }  // namespace
 
 Broker::Broker(Env env, BrokerConfig config, std::unique_ptr<storage::LogManager> logs)
     : env_(env), config_(std::move(config)), logs_(std::move(logs)), appended_(env.scheduler) {
   topics_ = std::make_unique<TopicTable>(env_, *logs_, config_);
   producers_ = std::make_unique<ProducerStateManager>(env_, *logs_);
+  group_topics_ = std::make_unique<CoordinatorTopics>(*topics_, config_);
+  groups_ = std::make_unique<group::GroupCoordinator>(env_, *logs_, *group_topics_, config_.group);
 }
 
 Broker::~Broker() { SLUICE_ASSERT(connections_.empty()); }
@@ -26,6 +51,7 @@ Result<std::unique_ptr<Broker>> Broker::open(Env env, const std::string& data_di
   std::unique_ptr<Broker> broker(new Broker(env, std::move(config), std::move(logs)));
   SLUICE_TRY(broker->topics_->load());
   broker->logs_->start();
+  broker->groups_->start();  // replays __consumer_offsets in the background (COORDINATOR_LOAD_IN_PROGRESS until done)
   env.log.info("broker {} open: {} topics in {}", broker->config_.node_id, broker->topics_->all().size(), data_dir);
   return broker;
 }
@@ -77,10 +103,12 @@ void Broker::stop() {
   if (listener_ != nullptr) listener_->close();
   for (auto& [id, connection] : connections_) connection.stream->close();
   appended_.notify_all();  // long polls end early
+  groups_->shutdown();      // parked JoinGroup/SyncGroup requests are answered, so their connections can end
 }
 
 Status Broker::close() {
   SLUICE_ASSERT(connections_.empty());
+  groups_->stop();
   return logs_->close();
 }
 

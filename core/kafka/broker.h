@@ -16,6 +16,7 @@
 #include "core/env/env.h"
 #include "core/env/network.h"
 #include "core/env/scheduler.h"
+#include "core/group/coordinator.h"
 #include "core/kafka/broker_config.h"
 #include "core/kafka/producer_state.h"
 #include "core/kafka/topics.h"
@@ -45,6 +46,8 @@ class Broker {
   TopicTable& topics() { return *topics_; }
   // Idempotent producers: producer ids and per-partition sequence state.
   ProducerStateManager& producers() { return *producers_; }
+  // Consumer groups and committed offsets (__consumer_offsets).
+  group::GroupCoordinator& groups() { return *groups_; }
 
   // Long polls: fetches wait here for new data; every append notifies.
   WaitQueue& appended() { return appended_; }
@@ -69,6 +72,8 @@ class Broker {
   std::unique_ptr<storage::LogManager> logs_;
   std::unique_ptr<TopicTable> topics_;
   std::unique_ptr<ProducerStateManager> producers_;  // after logs_: it holds a reference to them
+  std::unique_ptr<group::TopicCatalog> group_topics_;
+  std::unique_ptr<group::GroupCoordinator> groups_;  // after logs_ and topics_: it holds references to them
   WaitQueue appended_;
   Listener* listener_ = nullptr;  // while serving
   bool stopping_ = false;

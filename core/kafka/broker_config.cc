@@ -30,6 +30,9 @@ constexpr ConfigRule kBoolean{.type = ConfigType::kBoolean};
 constexpr ConfigRule kString{.type = ConfigType::kString};
 
 int32_t as_int(const ConfigValue& v) { return static_cast<int32_t>(v.integer); }
+constexpr ConfigRule long_between(int64_t min, int64_t max) {
+  return ConfigRule{.type = ConfigType::kLong, .min = min, .max = max};
+}
 
 // Kafka's names. node.id and broker.id are synonyms; listeners and log.dirs are take_server_settings'.
 const std::array kKeys = {
@@ -46,6 +49,23 @@ const std::array kKeys = {
         [](BrokerConfig& c, const ConfigValue& v) { c.socket_request_max_bytes = static_cast<size_t>(v.integer); }},
     Key{"max.connections", int_between(1, INT32_MAX),
         [](BrokerConfig& c, const ConfigValue& v) { c.max_connections = as_int(v); }},
+    // The group coordinator's (core/group).
+    Key{"group.initial.rebalance.delay.ms", int_between(0, INT32_MAX),
+        [](BrokerConfig& c, const ConfigValue& v) { c.group.initial_rebalance_delay_ms = as_int(v); }},
+    Key{"group.min.session.timeout.ms", int_between(0, INT32_MAX),
+        [](BrokerConfig& c, const ConfigValue& v) { c.group.min_session_timeout_ms = as_int(v); }},
+    Key{"group.max.session.timeout.ms", int_between(0, INT32_MAX),
+        [](BrokerConfig& c, const ConfigValue& v) { c.group.max_session_timeout_ms = as_int(v); }},
+    Key{"offsets.topic.num.partitions", int_between(1, 1000),
+        [](BrokerConfig& c, const ConfigValue& v) { c.group.offsets_topic_partitions = as_int(v); }},
+    Key{"offsets.retention.minutes", int_between(1, INT32_MAX),
+        [](BrokerConfig& c, const ConfigValue& v) { c.group.offsets_retention_ms = v.integer * 60 * 1000; }},
+    Key{"offsets.retention.check.interval.ms", long_between(1, INT64_MAX),
+        [](BrokerConfig& c, const ConfigValue& v) { c.group.offsets_retention_check_interval_ms = v.integer; }},
+    Key{"offset.metadata.max.bytes", int_between(0, INT32_MAX),
+        [](BrokerConfig& c, const ConfigValue& v) { c.group.offset_metadata_max_bytes = as_int(v); }},
+    Key{"offsets.topic.segment.bytes", int_between(1, INT32_MAX),
+        [](BrokerConfig& c, const ConfigValue& v) { c.group.offsets_topic_segment_bytes = as_int(v); }},
 };
 
 constexpr std::array<std::string_view, 4> kServerKeys = {"listeners", "advertised.listeners", "log.dirs", "log.dir"};

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/base/result.h"
+#include "core/group/types.h"
 #include "core/storage/broker_storage_config.h"
 
 namespace sluice::kafka {
@@ -22,6 +23,10 @@ struct BrokerConfig {
   int16_t default_replication_factor = 1;               // default.replication.factor (one node: only 1 is possible)
   size_t socket_request_max_bytes = 100 * 1024 * 1024;  // socket.request.max.bytes: the largest request frame
   int32_t max_connections = 1000;                       // max.connections: further accepts are closed at once
+  // group.initial.rebalance.delay.ms, group.{min,max}.session.timeout.ms, offsets.topic.num.partitions,
+  // offsets.retention.minutes, offsets.retention.check.interval.ms, offset.metadata.max.bytes,
+  // offsets.topic.segment.bytes
+  group::CoordinatorConfig group;
   storage::BrokerStorageConfig storage;
 
   // Parses Kafka-named settings (a properties file's key → value); storage keys go to BrokerStorageConfig.

@@ -20,5 +20,16 @@ Result<HandlerOutcome> handle_describe_configs(RequestContext& ctx, ByteView bod
 Result<HandlerOutcome> handle_alter_configs(RequestContext& ctx, ByteView body);
 Result<HandlerOutcome> handle_incremental_alter_configs(RequestContext& ctx, ByteView body);
 Result<HandlerOutcome> handle_describe_cluster(RequestContext& ctx, ByteView body);
+// Consumer groups (group_membership.cc, group_offsets.cc, group_admin.cc).
+Result<HandlerOutcome> handle_join_group(RequestContext& ctx, ByteView body);
+Result<HandlerOutcome> handle_sync_group(RequestContext& ctx, ByteView body);
+Result<HandlerOutcome> handle_heartbeat(RequestContext& ctx, ByteView body);
+Result<HandlerOutcome> handle_leave_group(RequestContext& ctx, ByteView body);
+Result<HandlerOutcome> handle_offset_commit(RequestContext& ctx, ByteView body);
+Result<HandlerOutcome> handle_offset_fetch(RequestContext& ctx, ByteView body);
+Result<HandlerOutcome> handle_offset_delete(RequestContext& ctx, ByteView body);
+Result<HandlerOutcome> handle_list_groups(RequestContext& ctx, ByteView body);
+Result<HandlerOutcome> handle_describe_groups(RequestContext& ctx, ByteView body);
+Result<HandlerOutcome> handle_delete_groups(RequestContext& ctx, ByteView body);
 
 }  // namespace sluice::kafka

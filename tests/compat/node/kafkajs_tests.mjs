@@ -1,9 +1,9 @@
-// kafkajs 2.2.4 against SLUICE_BOOTSTRAP.  usage: node kafkajs_tests.mjs produce|admin
+// kafkajs 2.2.4 against SLUICE_BOOTSTRAP.  usage: node kafkajs_tests.mjs produce|admin|group
 //   produce  acks -1, 1 and 0, then gzip: the baseOffsets in the acks follow on from each other, the acks=0 send
 //            answers [], and admin.fetchTopicOffsets reports low 0 and high = everything sent
-//            (consuming needs a consumer group in kafkajs: not covered here)
 //   admin    createTopics with configEntries (true, then false when it exists), listTopics, fetchTopicMetadata,
 //            describeConfigs, alterConfigs, fetchTopicOffsetsByTimestamp, INVALID_CONFIG on a bad value
+//   group    consumer.run in a group, commitOffsets, admin.fetchOffsets, a new consumer resumes (testGroup)
 import kafkajs from 'kafkajs'
 import { CONNECT_TIMEOUT_MS, REQUEST_TIMEOUT_MS, bootstrap, check, checkEqual, runTests, step, uniqueTopic, within }
   from './lib.mjs'
@@ -117,4 +117,58 @@ async function testAdmin (onExit) {
   step('invalid config: INVALID_CONFIG')
 }
 
-runTests({ produce: testProduce, admin: testAdmin })
+// A consumer group on a 2-partition topic: consumer.run until all 6 records came, commitOffsets (3 and 3),
+// admin.fetchOffsets shows them; after disconnect 2 more records, and a new consumer of the group (fromBeginning,
+// so a lost commit would replay offsets 0-2) reads exactly those.
+async function testGroup (onExit) {
+  const kafka = client()
+  const admin = await connectedAdmin(kafka, onExit)
+  const topic = uniqueTopic('kjs-group')
+  const groupId = uniqueTopic('kjs-group')
+  await createTopic(admin, topic, [], 2)
+  const producer = kafka.producer({ allowAutoTopicCreation: false })
+  onExit(() => producer.disconnect())
+  await within(LIMIT, 'producer.connect', producer.connect())
+  const send = (tag, perPartition) => within(LIMIT, `send ${tag}`, producer.send({
+    topic, acks: -1,
+    messages: [0, 1].flatMap(partition => Array.from({ length: perPartition }, (_, i) => ({ partition, value: `${tag}-${partition}-${i}` })))
+  }))
+  await send('first', 3)
+
+  const consumeUntil = async (count, what) => {
+    // Kafka's group.min.session.timeout.ms is 6000; a rebalance waits rebalanceTimeout for each member.
+    const consumer = kafka.consumer({ groupId, sessionTimeout: 6000, rebalanceTimeout: 10000, heartbeatInterval: 1000, maxWaitTimeInMs: 200 })
+    onExit(() => consumer.disconnect())
+    await within(LIMIT, `${what}: consumer.connect`, consumer.connect())
+    await within(LIMIT, `${what}: subscribe`, consumer.subscribe({ topic, fromBeginning: true }))
+    const got = []
+    let done
+    const all = new Promise(resolve => { done = resolve })
+    await consumer.run({
+      autoCommit: false,
+      eachMessage: async ({ partition, message }) => {
+        got.push([partition, message.offset, message.value.toString()])
+        if (got.length >= count) done()
+      }
+    })
+    await within(30000, `${what}: ${count} records through consumer.run`, all)
+    await new Promise(resolve => setTimeout(resolve, 300)) // anything read twice would show now
+    return { consumer, got: got.sort() }
+  }
+
+  const first = await consumeUntil(6, 'first consumer')
+  checkEqual(first.got.map(([p, o]) => [p, o]), [[0, '0'], [0, '1'], [0, '2'], [1, '0'], [1, '1'], [1, '2']], 'first consumer [partition, offset]')
+  await within(LIMIT, 'commitOffsets', first.consumer.commitOffsets([0, 1].map(partition => ({ topic, partition, offset: '3' }))))
+  const fetched = await within(LIMIT, 'admin.fetchOffsets', admin.fetchOffsets({ groupId, topics: [topic] }))
+  checkEqual(fetched.map(t => [t.topic, t.partitions.map(p => [p.partition, p.offset]).sort()]), [[topic, [[0, '3'], [1, '3']]]],
+    'admin.fetchOffsets [topic, [partition, offset]]')
+  await within(LIMIT, 'first consumer disconnect', first.consumer.disconnect())
+  step('consumed 6, committed offset 3 on both partitions, left the group')
+
+  await send('second', 1)
+  const second = await consumeUntil(2, 'second consumer')
+  checkEqual(second.got, [[0, '3', 'second-0-0'], [1, '3', 'second-1-0']], 'second consumer [partition, offset, value]')
+  step('a new consumer of the group resumed at the committed offsets')
+}
+
+runTests({ produce: testProduce, admin: testAdmin, group: testGroup })

@@ -1,9 +1,10 @@
-// @platformatic/kafka 1.x against SLUICE_BOOTSTRAP.  usage: node platformatic_tests.mjs produce|fetch|admin
+// @platformatic/kafka 1.x against SLUICE_BOOTSTRAP.  usage: node platformatic_tests.mjs produce|fetch|admin|group
 //   produce  acks ALL, LEADER and NO_RESPONSE, then gzip: offsets in the results follow on from each other;
 //            admin.listOffsets latest = everything sent
 //   fetch    Consumer.fetch (the low-level Fetch the consumer stream uses, no group): from offset 0 and from 3,
 //            offsets, keys, values and headers exact; listOffsets earliest/latest
 //   admin    createTopics (partitions, configs), listTopics, describeConfigs, alterConfigs, INVALID_CONFIG
+//   group    consume in a group, message.commit(), listCommittedOffsets, a new consumer resumes (testGroup)
 import {
   Admin, Consumer, Producer, ProduceAcks, ConfigResourceTypes, stringSerializers, stringDeserializers
 } from '@platformatic/kafka'
@@ -140,4 +141,48 @@ async function testAdmin (onExit) {
   step('invalid config: INVALID_CONFIG')
 }
 
-runTests({ produce: testProduce, fetch: testFetch, admin: testAdmin })
+// A consumer group: consume() in mode 'committed' (falling back to earliest in a fresh group) until all 6 records
+// came, message.commit() on the 4th, listCommittedOffsets shows 4; close; a new consumer of the group reads exactly
+// offsets 4 and 5 (a lost commit would replay from 0).
+async function testGroup (onExit) {
+  const a = admin(onExit)
+  const topic = uniqueTopic('plt-group')
+  const groupId = uniqueTopic('plt-group')
+  await createTopic(a, topic)
+  const p = producer(onExit)
+  await within(LIMIT, 'send', p.send({ acks: ProduceAcks.ALL, messages: msgs(topic, 'g', 6) }))
+
+  const consumeUntil = async (count, what, onMessage) => {
+    const c = new Consumer({ clientId: `compat-platformatic-${what}`, groupId, ...base(), deserializers: stringDeserializers })
+    onExit(() => c.close(true))
+    // Kafka's group.min.session.timeout.ms is 6000; a rebalance waits rebalanceTimeout for each member.
+    const stream = await within(LIMIT + 10000, `${what}: consume`, c.consume({
+      topics: [topic], mode: 'committed', fallbackMode: 'earliest', autocommit: false, maxWaitTime: 200,
+      sessionTimeout: 6000, rebalanceTimeout: 10000, heartbeatInterval: 1000
+    }))
+    const got = []
+    await within(30000, `${what}: ${count} records`, (async () => {
+      for await (const message of stream) {
+        got.push([message.partition, message.offset, message.value])
+        await onMessage?.(message)
+        if (got.length >= count) break
+      }
+    })())
+    return { c, stream, got }
+  }
+
+  const first = await consumeUntil(6, 'first', async (message) => {
+    if (message.offset === 3n) await within(LIMIT, 'message.commit', message.commit())
+  })
+  checkEqual(first.got.map(([part, offset]) => [part, offset]), [0n, 1n, 2n, 3n, 4n, 5n].map(o => [0, o]), 'first consumer [partition, offset]')
+  const committed = await within(LIMIT, 'listCommittedOffsets', first.c.listCommittedOffsets({ topics: [{ topic, partitions: [0] }] }))
+  checkEqual(committed.get(topic), [4n], 'listCommittedOffsets after message.commit() of offset 3')
+  await within(LIMIT, 'first consumer close', first.c.close(true))
+  step('consumed 6, committed 4, left the group')
+
+  const second = await consumeUntil(2, 'second')
+  checkEqual(second.got, [[0, 4n, 'g-value-4 '], [0, 5n, 'g-value-5 ']], 'second consumer [partition, offset, value]')
+  step('a new consumer of the group resumed at the committed offset')
+}
+
+runTests({ produce: testProduce, fetch: testFetch, admin: testAdmin, group: testGroup })

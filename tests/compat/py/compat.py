@@ -177,8 +177,9 @@ def free_port():
 
 
 class Broker:
-    def __init__(self, binary=None, data_dir=None):
+    def __init__(self, binary=None, data_dir=None, settings=()):
         self.binary = binary or os.environ.get("SLUICE_BINARY")
+        self.settings = list(settings)  # "key=value" broker settings, passed as --set
         if not self.binary:
             sys.exit("SLUICE_BINARY is not set")
         self.data_dir = data_dir or os.path.join(work_dir(), "own-broker-data")
@@ -194,7 +195,8 @@ class Broker:
         self.port = free_port()
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [self.binary, "serve", "--listen", self.bootstrap, "--data-dir", self.data_dir],
+            [self.binary, "serve", "--listen", self.bootstrap, "--data-dir", self.data_dir]
+            + [arg for kv in self.settings for arg in ("--set", kv)],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:

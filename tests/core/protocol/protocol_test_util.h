@@ -81,6 +81,40 @@ T decode_request_frame(const Bytes& frame, RequestHeader* header) {
   return msg.ok() ? std::move(msg).value() : T{};
 }
 
+// Decodes a request frame recorded from a real client and checks that encoding it again gives the same bytes.
+template <ApiMessage T>
+T golden_request(const Bytes& frame) {
+  RequestHeader header;
+  const T request = decode_request_frame<T>(frame, &header);
+  Result<Bytes> again = encode_request_frame(header, request);
+  EXPECT_TRUE(again.ok()) << again.status().to_string();
+  if (again.ok()) {
+    EXPECT_EQ(*again, frame);
+  }
+  return request;
+}
+
+// Checks that `msg` encodes at `version` to exactly `expected` and that those bytes decode again.
+template <ApiMessage T>
+void expect_encodes_to(const T& msg, int16_t version, const Bytes& expected) {
+  Bytes out;
+  const Status status = encode_message(msg, version, &out);
+  ASSERT_TRUE(status.ok()) << status.to_string();
+  EXPECT_EQ(out, expected) << "version " << version;
+  Result<T> back = decode_message<T>(expected, version);
+  EXPECT_TRUE(back.ok()) << back.status().to_string();
+}
+
+// Every strict prefix of `msg`'s encoding at `version` must fail to decode, with an error rather than a crash.
+template <ApiMessage T>
+void expect_truncations_fail(const T& msg, int16_t version) {
+  Bytes body;
+  ASSERT_TRUE(encode_message(msg, version, &body).ok());
+  for (size_t cut = 0; cut < body.size(); ++cut) {
+    EXPECT_FALSE(decode_message<T>(ByteView(body).first(cut), version).ok()) << "version " << version << " cut " << cut;
+  }
+}
+
 // Serves `data` in reads of at most `chunk` bytes, then end of stream.
 class BufferStream : public Stream {
  public:

@@ -1,0 +1,183 @@
+// GroupCoordinator: Kafka's classic consumer-group coordinator (3.9's GroupCoordinator / GroupMetadataManager
+// semantics, kafka-protocol.md §5) for a single node that leads every partition of `__consumer_offsets`.
+//
+// State machine per group: Empty -> PreparingRebalance -> CompletingRebalance -> Stable (and Dead when deleted or
+// expired). JoinGroup and SyncGroup park their fiber until the rebalance step completes; one timer fiber runs the
+// deadlines (session expiry, the rebalance timeout, the initial rebalance delay, pending members and pending
+// syncs), so a group never sticks in PreparingRebalance when a member vanishes.
+//
+// Persistence: offsets and group metadata are records of the compacted `__consumer_offsets` (records.h), in the
+// partition of the group id's Java hash. A commit is answered after its append; when a committed topic's
+// consumer.offset.durability is `persisted`, after the partition is synced too. start() replays the topic (group
+// APIs answer COORDINATOR_LOAD_IN_PROGRESS until done); a fiber expires offsets of empty groups after
+// offsets.retention.ms with tombstones, which the log cleaner then removes.
+//
+// Fibers: every call from fibers of the node that built it (shutdown() from anywhere). stop() answers every parked
+// request and ends the timer, loader and expiry fibers; call it before the log manager closes.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/base/result.h"
+#include "core/env/env.h"
+#include "core/env/sync.h"
+#include "core/group/group.h"
+#include "core/group/records.h"
+#include "core/group/types.h"
+#include "core/storage/log_manager.h"
+
+namespace sluice::group {
+
+// What the coordinator needs of the broker's topic table.
+class TopicCatalog {
+ public:
+  struct Facts {
+    int32_t partitions = 0;
+    bool persisted_offsets = false;  // consumer.offset.durability=persisted
+  };
+  virtual ~TopicCatalog() = default;
+  virtual std::optional<Facts> find(const std::string& topic) const = 0;
+  // Creates a topic (the offsets topic) with `config`; kTopicAlreadyExists when present.
+  // `overrides` are topic config keys over the broker's defaults.
+  virtual Status create(const std::string& topic, int32_t partitions,
+                        const std::map<std::string, std::string>& overrides) = 0;
+};
+
+// Kafka's partitioning: Utils.abs(groupId.hashCode) % partitions, with Java's String.hashCode over UTF-16.
+int32_t java_string_hash(std::string_view utf8);
+int32_t partition_for_group(std::string_view group_id, int32_t partitions);
+
+class GroupCoordinator {
+ public:
+  GroupCoordinator(Env env, storage::LogManager& logs, TopicCatalog& topics, CoordinatorConfig config);
+  ~GroupCoordinator();
+  GroupCoordinator(const GroupCoordinator&) = delete;
+  GroupCoordinator& operator=(const GroupCoordinator&) = delete;
+
+  // Spawns the loader (replays __consumer_offsets when it exists), the timer fiber and the expiry fiber.
+  void start();
+  // Answers every parked JoinGroup/SyncGroup with NOT_COORDINATOR and tells the fibers to end; later calls answer
+  // COORDINATOR_NOT_AVAILABLE. Never blocks: callable outside fibers (a signal callback).
+  void shutdown();
+  // shutdown(), then waits for the coordinator's fibers and background writes. From a fiber.
+  void stop();
+  bool loading() const { return loading_; }
+  // Parks until the loader finished (tests).
+  void wait_loaded();
+
+  JoinResult join(const JoinRequest& request);
+  SyncResult sync(const SyncRequest& request);
+  ErrorCode heartbeat(const HeartbeatRequest& request);
+  LeaveResult leave(const std::string& group_id, const std::vector<LeavingMember>& members);
+
+  // One error per offset, in order. Unknown topics or partitions get UNKNOWN_TOPIC_OR_PARTITION, metadata over
+  // offset.metadata.max.bytes OFFSET_METADATA_TOO_LARGE.
+  std::vector<ErrorCode> commit(const CommitRequest& request);
+  // nullopt partitions: every partition the group has an offset for.
+  FetchResult fetch(const std::string& group_id, const std::optional<std::vector<storage::TopicPartition>>& partitions);
+  OffsetDeleteResult delete_offsets(const std::string& group_id,
+                                    const std::vector<storage::TopicPartition>& partitions);
+  std::vector<ErrorCode> delete_groups(const std::vector<std::string>& group_ids);
+  // States are matched case-insensitively; an empty filter lists every group.
+  ListResult list(const std::vector<std::string>& states);
+  GroupDescription describe(const std::string& group_id);
+
+  // One expiry pass at the current wall time (the expiry fiber runs it every check interval). Returns how many
+  // offsets expired.
+  size_t expire_offsets();
+
+  const CoordinatorConfig& config() const { return config_; }
+  int32_t offsets_partitions() const;
+  // Introspection for tests.
+  const Group* find_group(const std::string& group_id) const;
+  size_t group_count() const { return groups_.size(); }
+
+ private:
+  using GroupPtr = std::shared_ptr<Group>;
+
+  // Validation shared by every API: INVALID_GROUP_ID, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS.
+  std::optional<ErrorCode> check_status(const std::string& group_id, bool empty_id_allowed) const;
+  GroupPtr lookup(const std::string& group_id) const;
+  GroupPtr get_or_create(const std::string& group_id);
+  void transition(Group& group, GroupState to);
+
+  // Membership (coordinator.cc).
+  void join_new_member(const GroupPtr& group, const JoinRequest& request, Parked<JoinResult>& parked);
+  void join_known_member(const GroupPtr& group, const JoinRequest& request, Parked<JoinResult>& parked);
+  void add_member_and_rebalance(const GroupPtr& group, const JoinRequest& request, const std::string& member_id,
+                                Parked<JoinResult>& parked);
+  void update_member_and_rebalance(const GroupPtr& group, Member& member, const JoinRequest& request,
+                                   Parked<JoinResult>& parked);
+  JoinResult current_generation_answer(const Group& group, const std::string& member_id, bool with_members) const;
+  void maybe_prepare_rebalance(const GroupPtr& group);
+  void prepare_rebalance(const GroupPtr& group);
+  void maybe_complete_join(const GroupPtr& group);
+  void on_join_deadline(const GroupPtr& group, int32_t remaining_ms);
+  void complete_join(const GroupPtr& group);
+  void init_next_generation(Group& group);
+  void remove_member(const GroupPtr& group, const std::string& member_id);
+  void remove_pending_member(const GroupPtr& group, const std::string& member_id);
+  void on_session_expired(const GroupPtr& group, const std::string& member_id);
+  void on_sync_expired(const GroupPtr& group, int32_t generation);
+  void schedule_session(const GroupPtr& group, Member& member, int64_t timeout_ms);
+  void cancel_group_timers(Group& group);
+  void answer_join(Member& member, JoinResult result);
+  void answer_sync(Member& member, SyncResult result);
+  void propagate_assignment(Group& group, ErrorCode error);
+  void complete_sync(const GroupPtr& group, int32_t generation, std::map<std::string, Bytes> assignment);
+  std::optional<ErrorCode> validate_member(const Group& group, const std::string& member_id,
+                                           const std::optional<std::string>& instance_id) const;
+  void erase_member(Group& group, const std::string& member_id);
+  std::optional<ErrorCode> validate_commit(const GroupPtr& group, const CommitRequest& request);
+
+  // Timers (the timer fiber runs due callbacks in order).
+  TimerKey add_timer(Duration delay, std::function<void()> callback);
+  void cancel_timer(std::optional<TimerKey>& key);
+  void timer_loop();
+
+  // Persistence (persistence.cc).
+  Status ensure_offsets_topic();
+  Result<storage::AppendResult> append(const std::string& group_id, const std::vector<EncodedRecord>& records,
+                                       bool sync);
+  // With `assignment`, the members' assignments are those (the leader's SyncGroup) instead of the current ones.
+  GroupRecord group_record(const Group& group, const std::map<std::string, Bytes>* assignment) const;
+  Status store_group(const GroupPtr& group, const std::map<std::string, Bytes>* assignment);  // in its write turn
+  void store_group_in_background(const GroupPtr& group);
+  ErrorCode store_offsets(const GroupPtr& group, const std::vector<OffsetToCommit>& offsets, bool sync);
+  // Removes the selected offsets (tombstones), and the group itself when it is then Empty without offsets.
+  size_t cleanup_group(const GroupPtr& group, const std::vector<storage::TopicPartition>& remove);
+  void load_all();
+  struct Loaded;
+  Status load_partition(int32_t partition, std::map<std::string, Loaded>& loaded);
+  void apply_record(CoordinatorRecord record, std::map<std::string, Loaded>& loaded);
+  void apply_loaded(std::map<std::string, Loaded>& loaded);
+  void expiry_loop();
+  std::vector<storage::TopicPartition> expired_offsets(const Group& group, int64_t now_ms) const;
+  int64_t wall_ms() const;
+
+  Env env_;
+  storage::LogManager& logs_;
+  TopicCatalog& topics_;
+  CoordinatorConfig config_;
+  std::map<std::string, GroupPtr> groups_;
+  bool loading_ = true;
+  bool stopping_ = false;
+  Event loaded_;
+  Mutex topic_creation_;
+  uint64_t next_timer_seq_ = 1;
+  std::map<TimerKey, std::function<void()>> timers_;
+  WaitQueue timers_changed_;
+  WaitQueue background_done_;
+  size_t background_writes_ = 0;
+  Event stop_event_;
+  FiberRef loader_fiber_;
+  FiberRef timer_fiber_;
+  FiberRef expiry_fiber_;
+};
+
+}  // namespace sluice::group
