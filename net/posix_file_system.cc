@@ -283,16 +283,20 @@ Status PosixFileSystem::sync_dir(std::string_view dir) {
 // statvfs runs on the loop thread, like pread and pwrite: it reads the file system's counters without I/O on a
 // local disk, and the disk-pressure check calls it on every append, where two worker round trips (thread hops on
 // a busy vCPU) cost more than the append itself.
-Result<uint64_t> PosixFileSystem::free_bytes(std::string_view path) {
+Result<DiskSpace> PosixFileSystem::space(std::string_view path) {
   const Space space = stat_space(std::string(path));
   if (space.err != 0) return errno_status(space.err, "statvfs", path);
-  return space.free;
+  return DiskSpace{space.free, space.total};
+}
+
+Result<uint64_t> PosixFileSystem::free_bytes(std::string_view path) {
+  SLUICE_ASSIGN_OR_RETURN(const DiskSpace disk, space(path));
+  return disk.free_bytes;
 }
 
 Result<uint64_t> PosixFileSystem::total_bytes(std::string_view path) {
-  const Space space = stat_space(std::string(path));
-  if (space.err != 0) return errno_status(space.err, "statvfs", path);
-  return space.total;
+  SLUICE_ASSIGN_OR_RETURN(const DiskSpace disk, space(path));
+  return disk.total_bytes;
 }
 
 }  // namespace sluice

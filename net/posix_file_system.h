@@ -35,6 +35,7 @@ class PosixFileSystem final : public FileSystem {
   Status sync_dir(std::string_view dir) override;
   Result<uint64_t> free_bytes(std::string_view path) override;
   Result<uint64_t> total_bytes(std::string_view path) override;
+  Result<DiskSpace> space(std::string_view path) override;
 
  private:
   EventLoop& loop_;

@@ -34,4 +34,10 @@ Status write_file_atomically(FileSystem& fs, const std::string& path, const std:
   return fs.sync_dir(parent_dir(path));
 }
 
+Result<DiskSpace> FileSystem::space(std::string_view path) {
+  SLUICE_ASSIGN_OR_RETURN(const uint64_t free, free_bytes(path));
+  SLUICE_ASSIGN_OR_RETURN(const uint64_t total, total_bytes(path));
+  return DiskSpace{free, total};
+}
+
 }  // namespace sluice

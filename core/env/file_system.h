@@ -44,6 +44,11 @@ enum class OpenMode : uint8_t {
   kCreateTruncate,  // read-write, created or emptied
 };
 
+struct DiskSpace {
+  uint64_t free_bytes = 0;   // available to this process (statvfs f_bavail)
+  uint64_t total_bytes = 0;
+};
+
 struct DirEntry {
   std::string name;
   bool is_directory = false;
@@ -67,6 +72,8 @@ class FileSystem {
   virtual Status sync_dir(std::string_view dir) = 0;
   virtual Result<uint64_t> free_bytes(std::string_view path) = 0;
   virtual Result<uint64_t> total_bytes(std::string_view path) = 0;
+  // Both at once; the real file system answers with one statvfs (appends check disk pressure every time).
+  virtual Result<DiskSpace> space(std::string_view path);
 };
 
 // "a/b/c.log" → "a/b"; "c.log" → ".".

@@ -69,6 +69,9 @@ enum class ErrorCode : int16_t {
 #undef SLUICE_KAFKA_ERROR_ENUM
 };
 
+// The int16 a response's error_code field carries.
+constexpr int16_t wire_code(ErrorCode error) { return static_cast<int16_t>(error); }
+
 std::string_view error_name(ErrorCode code);  // "OFFSET_OUT_OF_RANGE"
 std::string_view error_message(ErrorCode code);
 bool error_retriable(ErrorCode code);

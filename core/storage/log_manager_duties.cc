@@ -9,11 +9,10 @@ namespace {
 
 // Percent of the data directory's file system in use, rounded down.
 Result<int64_t> usage_percent(FileSystem& fs, const std::string& dir) {
-  SLUICE_ASSIGN_OR_RETURN(uint64_t total, fs.total_bytes(dir));
-  SLUICE_ASSIGN_OR_RETURN(uint64_t free, fs.free_bytes(dir));
-  if (total == 0) return int64_t{0};
-  SLUICE_ASSERT(free <= total);
-  return static_cast<int64_t>((total - free) * 100 / total);
+  SLUICE_ASSIGN_OR_RETURN(const DiskSpace disk, fs.space(dir));
+  if (disk.total_bytes == 0) return int64_t{0};
+  SLUICE_ASSERT(disk.free_bytes <= disk.total_bytes);
+  return static_cast<int64_t>((disk.total_bytes - disk.free_bytes) * 100 / disk.total_bytes);
 }
 
 }  // namespace

@@ -168,6 +168,11 @@ TEST(PosixFileSystemTest, SpaceFiguresAreSane) {
     ASSERT_TRUE(total.ok());
     EXPECT_GT(*total, 0u);
     EXPECT_LE(*free, *total);
+    Result<DiskSpace> both = env.fs.space(dir.path());  // one statvfs for the disk-pressure check
+    ASSERT_TRUE(both.ok());
+    EXPECT_EQ(both->total_bytes, *total);
+    EXPECT_LE(both->free_bytes, both->total_bytes);
+    EXPECT_EQ(env.fs.space(dir / "missing").status().code(), Code::kNotFound);
   }), 0);
 }
 

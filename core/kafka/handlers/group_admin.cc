@@ -15,12 +15,10 @@ using protocol::DescribeGroupsResponse;
 using protocol::ListGroupsRequest;
 using protocol::ListGroupsResponse;
 
-int16_t code(ErrorCode error) { return static_cast<int16_t>(error); }
-
 Result<ListGroupsResponse> list_groups(RequestContext& ctx, const ListGroupsRequest& request) {
   const group::ListResult result = ctx.broker.groups().list(request.states_filter);
   ListGroupsResponse response;
-  response.error_code = code(result.error);
+  response.error_code = wire_code(result.error);
   for (const group::GroupListing& g : result.groups) {
     response.groups.push_back({g.group_id, g.protocol_type, g.state});
   }
@@ -32,7 +30,7 @@ Result<DescribeGroupsResponse> describe_groups(RequestContext& ctx, const Descri
   for (const std::string& id : request.groups) {
     const group::GroupDescription d = ctx.broker.groups().describe(id);
     DescribeGroupsResponse::Group& out = response.groups.emplace_back();
-    out.error_code = code(d.error);
+    out.error_code = wire_code(d.error);
     out.group_id = id;
     out.group_state = d.state;
     out.protocol_type = d.protocol_type;
@@ -47,7 +45,9 @@ Result<DescribeGroupsResponse> describe_groups(RequestContext& ctx, const Descri
 Result<DeleteGroupsResponse> delete_groups(RequestContext& ctx, const DeleteGroupsRequest& request) {
   const std::vector<ErrorCode> errors = ctx.broker.groups().delete_groups(request.groups_names);
   DeleteGroupsResponse response;
-  for (size_t i = 0; i < errors.size(); ++i) response.results.push_back({request.groups_names[i], code(errors[i])});
+  for (size_t i = 0; i < errors.size(); ++i) {
+    response.results.push_back({request.groups_names[i], wire_code(errors[i])});
+  }
   return response;
 }
 

@@ -20,8 +20,6 @@ using protocol::LeaveGroupResponse;
 using protocol::SyncGroupRequest;
 using protocol::SyncGroupResponse;
 
-int16_t code(ErrorCode error) { return static_cast<int16_t>(error); }
-
 Result<JoinGroupResponse> join_group(RequestContext& ctx, const JoinGroupRequest& request) {
   group::JoinRequest join;
   join.group_id = request.group_id;
@@ -36,7 +34,7 @@ Result<JoinGroupResponse> join_group(RequestContext& ctx, const JoinGroupRequest
   join.require_known_member_id = ctx.version() >= 4;
   const group::JoinResult result = ctx.broker.groups().join(join);
   JoinGroupResponse response;
-  response.error_code = code(result.error);
+  response.error_code = wire_code(result.error);
   response.generation_id = result.generation_id;
   response.protocol_name = result.protocol_name.value_or("");
   response.leader = result.leader_id;
@@ -58,14 +56,14 @@ Result<SyncGroupResponse> sync_group(RequestContext& ctx, const SyncGroupRequest
   }
   const group::SyncResult result = ctx.broker.groups().sync(sync);
   SyncGroupResponse response;
-  response.error_code = code(result.error);
+  response.error_code = wire_code(result.error);
   response.assignment = result.assignment;
   return response;
 }
 
 Result<HeartbeatResponse> heartbeat(RequestContext& ctx, const HeartbeatRequest& request) {
   HeartbeatResponse response;
-  response.error_code = code(ctx.broker.groups().heartbeat(
+  response.error_code = wire_code(ctx.broker.groups().heartbeat(
       {request.group_id, request.generation_id, request.member_id, request.group_instance_id}));
   return response;
 }
@@ -79,14 +77,14 @@ Result<LeaveGroupResponse> leave_group(RequestContext& ctx, const LeaveGroupRequ
   }
   const group::LeaveResult result = ctx.broker.groups().leave(request.group_id, leaving);
   LeaveGroupResponse response;
-  response.error_code = code(result.error);
+  response.error_code = wire_code(result.error);
   if (ctx.version() < 3) {
     // One member, one error: the member's becomes the top-level one (Kafka's LeaveGroupResponse does the same).
-    if (result.error == ErrorCode::kNone && !result.members.empty()) response.error_code = code(result.members[0]);
+    if (result.error == ErrorCode::kNone && !result.members.empty()) response.error_code = wire_code(result.members[0]);
     return response;
   }
   for (size_t i = 0; i < result.members.size(); ++i) {
-    response.members.push_back({leaving[i].member_id, leaving[i].group_instance_id, code(result.members[i])});
+    response.members.push_back({leaving[i].member_id, leaving[i].group_instance_id, wire_code(result.members[i])});
   }
   return response;
 }

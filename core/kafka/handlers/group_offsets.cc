@@ -16,8 +16,6 @@ using protocol::OffsetDeleteResponse;
 using protocol::OffsetFetchRequest;
 using protocol::OffsetFetchResponse;
 
-int16_t code(ErrorCode error) { return static_cast<int16_t>(error); }
-
 Result<OffsetCommitResponse> offset_commit(RequestContext& ctx, const OffsetCommitRequest& request) {
   group::CommitRequest commit;
   commit.group_id = request.group_id;
@@ -41,7 +39,7 @@ Result<OffsetCommitResponse> offset_commit(RequestContext& ctx, const OffsetComm
     OffsetCommitResponse::Topic& out = response.topics.emplace_back();
     out.name = topic.name;
     for (const OffsetCommitRequest::Partition& p : topic.partitions) {
-      out.partitions.push_back({p.partition_index, code(errors[i++])});
+      out.partitions.push_back({p.partition_index, wire_code(errors[i++])});
     }
   }
   return response;
@@ -62,7 +60,7 @@ std::vector<OffsetFetchResponse::Topic> by_topic(const group::FetchResult& fetch
   std::vector<OffsetFetchResponse::Topic> topics;
   for (const group::FetchedOffset& f : fetched.partitions) {
     if (topics.empty() || topics.back().name != f.tp.topic) topics.push_back({f.tp.topic, {}});
-    topics.back().partitions.push_back({f.tp.partition, f.offset, f.leader_epoch, f.metadata, code(f.error)});
+    topics.back().partitions.push_back({f.tp.partition, f.offset, f.leader_epoch, f.metadata, wire_code(f.error)});
   }
   return topics;
 }
@@ -87,13 +85,13 @@ Result<OffsetFetchResponse> offset_fetch(RequestContext& ctx, const OffsetFetchR
   if (ctx.version() >= 8) {
     for (const OffsetFetchRequest::Group& g : request.groups) {
       const group::FetchResult fetched = ctx.broker.groups().fetch(g.group_id, wanted(g.topics));
-      response.groups.push_back({g.group_id, by_topic(fetched), code(fetched.error)});
+      response.groups.push_back({g.group_id, by_topic(fetched), wire_code(fetched.error)});
     }
     return response;
   }
   const group::FetchResult fetched = fetch_group(ctx, request.group_id, wanted(request.topics));
   response.topics = by_topic(fetched);
-  response.error_code = code(fetched.error);
+  response.error_code = wire_code(fetched.error);
   return response;
 }
 
@@ -104,14 +102,14 @@ Result<OffsetDeleteResponse> offset_delete(RequestContext& ctx, const OffsetDele
   }
   const group::OffsetDeleteResult result = ctx.broker.groups().delete_offsets(request.group_id, partitions);
   OffsetDeleteResponse response;
-  response.error_code = code(result.error);
+  response.error_code = wire_code(result.error);
   if (result.error != ErrorCode::kNone) return response;  // a group error answers no partition
   size_t i = 0;
   for (const OffsetDeleteRequest::Topic& t : request.topics) {
     OffsetDeleteResponse::Topic& out = response.topics.emplace_back();
     out.name = t.name;
     for (const OffsetDeleteRequest::Partition& p : t.partitions) {
-      out.partitions.push_back({p.partition_index, code(result.partitions[i++])});
+      out.partitions.push_back({p.partition_index, wire_code(result.partitions[i++])});
     }
   }
   return response;

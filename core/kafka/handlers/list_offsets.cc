@@ -27,16 +27,14 @@ ListOffsetsResponse::Partition failed(int32_t index, int16_t error_code) {
   return partition;
 }
 
-int16_t code(ErrorCode error) { return static_cast<int16_t>(error); }
-
 ListOffsetsResponse::Partition lookup(RequestContext& ctx, const ListOffsetsRequest& request, const std::string& topic,
                                       const ListOffsetsRequest::Partition& wanted) {
   const int64_t timestamp = wanted.timestamp;
   if (timestamp < 0 && timestamp != protocol::kLatestTimestamp && timestamp != protocol::kEarliestTimestamp) {
-    return failed(wanted.partition_index, code(ErrorCode::kUnsupportedVersion));
+    return failed(wanted.partition_index, wire_code(ErrorCode::kUnsupportedVersion));
   }
   std::shared_ptr<storage::PartitionLog> log = ctx.broker.logs().find_shared({topic, wanted.partition_index});
-  if (log == nullptr) return failed(wanted.partition_index, code(ErrorCode::kUnknownTopicOrPartition));
+  if (log == nullptr) return failed(wanted.partition_index, wire_code(ErrorCode::kUnknownTopicOrPartition));
   if (int16_t fenced = check_current_leader_epoch(wanted.current_leader_epoch); fenced != 0) {
     return failed(wanted.partition_index, fenced);
   }
@@ -51,8 +49,8 @@ ListOffsetsResponse::Partition lookup(RequestContext& ctx, const ListOffsetsRequ
   } else {
     Result<std::optional<storage::OffsetAndTimestamp>> found = log->offset_for_timestamp(timestamp);
     if (!found.ok()) {
-      const int16_t error = found.status().code() == Code::kClosed ? code(ErrorCode::kUnknownTopicOrPartition)
-                                                                   : code(to_error_code(found.status()));
+      const int16_t error = found.status().code() == Code::kClosed ? wire_code(ErrorCode::kUnknownTopicOrPartition)
+                                                                   : wire_code(to_error_code(found.status()));
       return failed(wanted.partition_index, error);
     }
     if (!found->has_value()) return failed(wanted.partition_index, 0);  // none: offset and timestamp -1
@@ -75,7 +73,7 @@ Result<ListOffsetsResponse> list_offsets(RequestContext& ctx, const ListOffsetsR
     out.name = topic.name;
     for (const ListOffsetsRequest::Partition& partition : topic.partitions) {
       if (mentions[{topic.name, partition.partition_index}] > 1) {
-        out.partitions.push_back(failed(partition.partition_index, code(ErrorCode::kInvalidRequest)));
+        out.partitions.push_back(failed(partition.partition_index, wire_code(ErrorCode::kInvalidRequest)));
       } else {
         out.partitions.push_back(lookup(ctx, request, topic.name, partition));
       }
