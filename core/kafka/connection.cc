@@ -1,14 +1,24 @@
-// One connection: read a frame, decode its header, dispatch, answer; in order, one request at a time.
+// One connection: read a frame, decode its header, dispatch, answer, in request order. A request is handled only
+// after the one before it was, but its answer may wait: a produce to a `persisted` topic is answered once its records
+// are synced (HandlerOutcome::complete). Such answers queue for a responder fiber, and the reader goes on with the
+// requests the client pipelined behind it, whose appends then share the sync round. The queue is bounded
+// (kMaxQueuedResponses), and a ready answer behind queued ones stops the reader until it is sent, so the bytes held
+// per connection stay bounded: one response body plus the queued produce answers.
 #include <fmt/format.h>
 
 #include <array>
+#include <memory>
 
+#include "core/env/sync.h"
 #include "core/kafka/broker.h"
 #include "core/kafka/dispatch.h"
 #include "core/protocol/messages/api_versions.h"
 
 namespace sluice::kafka {
 namespace {
+
+// Requests handled whose answers are not sent yet, per connection (librdkafka pipelines up to 1,000,000).
+constexpr size_t kMaxQueuedResponses = 256;
 
 // Kafka closes the connection on a request it cannot serve; the log says why, once.
 void log_close(Broker& broker, const std::string& peer, const std::string& why) {
@@ -26,8 +36,65 @@ Status send_response(Stream& stream, const protocol::RequestHeader& header, cons
   return stream.write_all_gathered(parts);
 }
 
+// Sends the outcome's response, if any. False when the connection must close.
+bool deliver(Stream& stream, const protocol::RequestHeader& header, const HandlerOutcome& outcome) {
+  if (outcome.response_body.has_value() && !send_response(stream, header, *outcome.response_body).ok()) return false;
+  return !outcome.close_connection;
+}
+
+struct QueuedResponse {
+  protocol::RequestHeader header;
+  HandlerOutcome outcome;
+};
+
+// Shared by the reader (serve_connection's fiber) and the responder; shared_ptr so that neither fiber's stack owns
+// it when a node kill unwinds them.
+struct ResponseQueue {
+  explicit ResponseQueue(Scheduler& scheduler) : queued(scheduler, kMaxQueuedResponses), drained(scheduler) {}
+  Channel<QueuedResponse> queued;
+  size_t unsent = 0;     // queued, or taken by the responder and not sent yet
+  bool failed = false;   // the responder closed the connection
+  WaitQueue drained;     // unsent reached 0, or failed
+  std::optional<FiberRef> responder;
+
+  void wait_drained() {
+    while (unsent > 0 && !failed) drained.wait();
+  }
+};
+
+// The responder: completes and sends queued answers in order. On a failure it closes the stream, which ends the
+// reader's read; the answers still queued are dropped (their records stay appended, as when a client disconnects).
+void respond(Broker& broker, Stream& stream, const std::string& peer, const std::shared_ptr<ResponseQueue>& queue) {
+  while (std::optional<QueuedResponse> item = queue->queued.receive()) {
+    HandlerOutcome outcome = std::move(item->outcome);
+    bool open = true;
+    if (outcome.complete) {
+      Result<HandlerOutcome> completed = outcome.complete();
+      if (completed.ok()) {
+        outcome = std::move(*completed);
+        SLUICE_ASSERT(!outcome.complete);
+      } else {
+        log_close(broker, peer, fmt::format("{} (correlation id {}): {}", protocol::api_name(item->header.api_key),
+                                            item->header.correlation_id, completed.status().to_string()));
+        open = false;
+      }
+    }
+    if (open) open = deliver(stream, item->header, outcome);
+    if (!open) {
+      queue->failed = true;
+      queue->queued.close();
+      stream.close();
+      queue->drained.notify_all();
+      return;
+    }
+    SLUICE_ASSERT(queue->unsent > 0);
+    if (--queue->unsent == 0) queue->drained.notify_all();
+  }
+}
+
 // Handles one request frame. Returns false when the connection must close.
-bool handle_frame(Broker& broker, Stream& stream, const std::string& peer, ByteView frame) {
+bool handle_frame(Broker& broker, Stream& stream, const std::string& peer, ByteView frame,
+                  const std::shared_ptr<ResponseQueue>& queue) {
   ByteView body;
   Result<protocol::RequestHeader> header = protocol::decode_request_header(frame, &body);
   if (!header.ok()) {
@@ -42,6 +109,8 @@ bool handle_frame(Broker& broker, Stream& stream, const std::string& peer, ByteV
   }
   if (!protocol::is_supported(header->api_key, header->api_version)) {
     if (header->api_key == protocol::ApiKey::kApiVersions) {  // the dance: answer in v0 layout, stay open
+      queue->wait_drained();
+      if (queue->failed) return false;
       return stream.write_all(protocol::unsupported_api_versions_frame(header->correlation_id)).ok();
     }
     log_close(broker, peer, fmt::format("{} is outside the advertised versions", api));
@@ -54,29 +123,39 @@ bool handle_frame(Broker& broker, Stream& stream, const std::string& peer, ByteV
                                         outcome.status().to_string()));
     return false;
   }
-  if (outcome->response_body.has_value()) {
-    Status sent = send_response(stream, *header, *outcome->response_body);
-    if (!sent.ok()) return false;
+  if (queue->failed) return false;
+  const bool ready = !outcome->complete;
+  if (ready && queue->unsent == 0) return deliver(stream, *header, *outcome);  // the common case: nothing queued
+  if (!queue->responder) {
+    queue->responder = broker.env().scheduler.spawn(
+        "conn.responder", [&broker, &stream, peer, queue] { respond(broker, stream, peer, queue); });
   }
-  return !outcome->close_connection;
+  ++queue->unsent;
+  if (!queue->queued.send(QueuedResponse{std::move(*header), std::move(*outcome)})) return false;  // failed
+  if (ready) queue->wait_drained();  // its body stays the only one held
+  return !queue->failed;
 }
 
 }  // namespace
 
 void serve_connection(Broker& broker, Stream& stream) {
   const std::string peer = stream.peer().to_string();
+  const std::shared_ptr<ResponseQueue> queue = std::make_shared<ResponseQueue>(broker.env().scheduler);
   while (true) {
     Result<std::optional<Bytes>> frame = protocol::read_frame(stream, broker.config().socket_request_max_bytes);
     if (!frame.ok()) {
       const Code code = frame.status().code();
-      if (code != Code::kClosed && code != Code::kConnectionReset) {
+      if (code != Code::kClosed && code != Code::kConnectionReset && !queue->failed) {
         log_close(broker, peer, frame.status().to_string());
       }
       break;
     }
     if (!frame->has_value()) break;  // the client closed between requests
-    if (!handle_frame(broker, stream, peer, **frame)) break;
+    if (!handle_frame(broker, stream, peer, **frame, queue)) break;
   }
+  // The answers already queued still go out (a client may half-close after its last request).
+  queue->queued.close();
+  if (queue->responder) broker.env().scheduler.join(*queue->responder);
   stream.close();
 }
 

@@ -4,6 +4,7 @@
 // does). Typed handlers take the decoded request struct and return the response struct (see `typed`).
 #pragma once
 
+#include <functional>
 #include <optional>
 
 #include "core/base/bytes.h"
@@ -30,6 +31,10 @@ struct RequestContext {
 struct HandlerOutcome {
   std::optional<Bytes> response_body;  // nullopt: send nothing (acks=0)
   bool close_connection = false;       // after sending the response, if any (acks=0 produce errors)
+  // When set, the answer is not ready yet (a produce waiting for its `persisted` records' sync): the connection
+  // reads and handles the next requests meanwhile, then calls this, which may suspend, and sends what it returns,
+  // keeping responses in request order. It must not refer to the RequestContext, which is gone by then.
+  std::function<Result<HandlerOutcome>()> complete;
 };
 
 using Handler = Result<HandlerOutcome> (*)(RequestContext& ctx, ByteView body);
@@ -41,7 +46,7 @@ Result<HandlerOutcome> typed(RequestContext& ctx, ByteView body, Result<Resp> (*
   SLUICE_ASSIGN_OR_RETURN(Resp response, fn(ctx, request));
   Bytes out;
   SLUICE_TRY(protocol::encode_message(response, ctx.version(), &out));
-  return HandlerOutcome{std::move(out), false};
+  return HandlerOutcome{std::move(out), false, {}};
 }
 
 }  // namespace sluice::kafka

@@ -226,7 +226,8 @@ Result<const PartitionProducers*> ProducerStateManager::producers(const storage:
 }
 
 Result<ProducerStateManager::Appended> ProducerStateManager::append(const storage::TopicPartition& tp,
-                                                                    ByteView batch, const BatchHeader& header) {
+                                                                    ByteView batch, const BatchHeader& header,
+                                                                    bool defer_sync) {
   SLUICE_ASSERT(header.producer_id >= 0);
   SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<PartitionState> state, state_for(tp));
   const int64_t producer_id = header.producer_id;
@@ -258,9 +259,13 @@ Result<ProducerStateManager::Appended> ProducerStateManager::append(const storag
     out.result.last_offset = original->last_offset;
     out.result.log_append_time_ms = log_append_time ? original->timestamp : -1;
     out.result.log_start_offset = log->log_start_offset();
+    if (!log->durable_through(original->last_offset + 1)) {
+      if (!defer_sync) SLUICE_TRY(log->wait_for_durability(original->last_offset + 1));
+      out.result.sync_deferred = defer_sync;
+    }
     return out;
   }
-  SLUICE_ASSIGN_OR_RETURN(out.result, logs_.append(tp, batch));
+  SLUICE_ASSIGN_OR_RETURN(out.result, logs_.append(tp, batch, defer_sync));
   BatchHeader stored = header;
   stored.base_offset = out.result.base_offset;
   const int64_t timestamp = out.result.log_append_time_ms >= 0 ? out.result.log_append_time_ms : header.max_timestamp;

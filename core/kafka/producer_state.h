@@ -104,7 +104,10 @@ class ProducerStateManager {
   };
   // Appends one validated batch of an idempotent producer (header.producer_id >= 0) through the log manager,
   // after the checks above. Errors: those of check(), UNKNOWN_TOPIC_OR_PARTITION, and the log manager's.
-  Result<Appended> append(const storage::TopicPartition& tp, ByteView batch, const storage::BatchHeader& header);
+  // `defer_sync` as in LogManager::append; a retry answered from the state is `sync_deferred` too while its
+  // original is not synced yet, so that it is not acknowledged before the original could be.
+  Result<Appended> append(const storage::TopicPartition& tp, ByteView batch, const storage::BatchHeader& header,
+                          bool defer_sync = false);
 
   // The partition's producers, rebuilt from its log when needed (tests, inspection).
   Result<const PartitionProducers*> producers(const storage::TopicPartition& tp);

@@ -61,7 +61,8 @@ class LogManager {
 
   // Appends after the disk-pressure check: above log.disk.usage.max.percent the append is refused with
   // KAFKA_STORAGE_ERROR (reads keep working), unless the delete-oldest policy frees space first.
-  Result<AppendResult> append(const TopicPartition& tp, ByteView batches);
+  // `defer_sync`: see AppendOptions (the caller then waits on the partition's wait_for_durability).
+  Result<AppendResult> append(const TopicPartition& tp, ByteView batches, bool defer_sync = false);
 
   // DeleteRecords: moves the log start to `offset` (kOffsetOutOfRange above the high watermark).
   Result<int64_t> delete_records(const TopicPartition& tp, int64_t offset);

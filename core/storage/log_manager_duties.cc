@@ -17,13 +17,14 @@ Result<int64_t> usage_percent(FileSystem& fs, const std::string& dir) {
 
 }  // namespace
 
-Result<AppendResult> LogManager::append(const TopicPartition& tp, ByteView batches) {
+Result<AppendResult> LogManager::append(const TopicPartition& tp, ByteView batches, bool defer_sync) {
   if (closed_) return closed("log manager is closed");
   auto it = entries_.find(tp);
   if (it == entries_.end()) return kafka_error(ErrorCode::kUnknownTopicOrPartition, tp.to_string());
   const std::shared_ptr<PartitionLog> log = it->second.log;  // `it` may not survive the suspensions below
   AppendOptions options;
   options.log_append_time = it->second.config.message_timestamp_type == MessageTimestampType::kLogAppendTime;
+  options.defer_sync = defer_sync;
   SLUICE_TRY(check_disk_pressure(tp));
   Result<AppendResult> appended = log->append(batches, options);
   if (!appended.ok() && appended.status().code() == Code::kNoSpace) {

@@ -143,10 +143,11 @@ Result<AppendResult> PartitionLog::append(ByteView batches, const AppendOptions&
     ++stats_.appends;
     advance_high_watermark();
   }
-  if (settings_.persisted || log_end_offset_ - recovery_point_ >= settings_.flush_messages) {
-    SLUICE_TRY(sync_through(result.last_offset + 1));
-  }
-  SLUICE_ASSERT(!settings_.persisted || recovery_point_ > result.last_offset);
+  const bool sync_now = settings_.persisted ? !options.defer_sync
+                                            : log_end_offset_ - recovery_point_ >= settings_.flush_messages;
+  if (sync_now) SLUICE_TRY(sync_through(result.last_offset + 1));
+  result.sync_deferred = !durable_through(result.last_offset + 1);
+  SLUICE_ASSERT(!result.sync_deferred || options.defer_sync);
   result.log_start_offset = log_start_offset_;
   return result;
 }

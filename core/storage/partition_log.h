@@ -48,6 +48,9 @@ struct LogSettings {
 
 struct AppendOptions {
   bool log_append_time = false;  // message.timestamp.type=LogAppendTime: stamp every batch with wall_now()
+  // `persisted`: return before the sync, so that one connection's pipelined produces share a sync round. The
+  // caller acknowledges only after wait_for_durability(last_offset + 1).
+  bool defer_sync = false;
 };
 
 struct AppendResult {
@@ -55,6 +58,7 @@ struct AppendResult {
   int64_t last_offset = 0;
   int64_t log_append_time_ms = -1;  // -1 under CreateTime
   int64_t log_start_offset = 0;
+  bool sync_deferred = false;  // defer_sync took effect: not durable yet (see wait_for_durability)
 };
 
 struct ReadResult {
@@ -97,6 +101,7 @@ struct LogStats {
   uint64_t sync_rounds = 0;   // group commits: one sync of every dirty file each
   uint64_t shared_syncs = 0;  // appends whose durability came from another fiber's sync round
   uint64_t helped_index_syncs = 0;  // index syncs a waiting appender ran beside the flusher's .log sync
+  uint64_t index_sync_fibers = 0;   // index syncs no waiter took, run on a fiber of their own beside the .log sync
 };
 
 class PartitionLog {
@@ -154,6 +159,14 @@ class PartitionLog {
   Status run_housekeeping(Instant now);
   // Syncs everything appended so far (group commit with concurrent appenders).
   Status flush();
+  // Returns once the offsets below `end_offset` are as durable as an acknowledgement needs: synced (sharing
+  // group-commit rounds) when persisted, at once otherwise. Errors: the log failed, or it was closed before they
+  // were synced. REQUIRES: end_offset <= log end.
+  Status wait_for_durability(int64_t end_offset);
+  // True when nothing below `end_offset` waits for a sync before it may be acknowledged.
+  bool durable_through(int64_t end_offset) const {
+    return !settings_.persisted || recovery_point_ >= end_offset;
+  }
 
   // Bytes of the log from the batch holding `offset` to the end (retention.bytes counts from the log start).
   // REQUIRES: log start <= offset <= log end.

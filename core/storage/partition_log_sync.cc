@@ -1,6 +1,6 @@
 // PartitionLog's group commit (durability=persisted, flush.messages, flush.ms, flush()): one sync round at a
-// time covers everything appended before it started, appends go on while it runs, and the appenders waiting for
-// it sync the round's index files beside the flusher's .log sync.
+// time covers everything appended before it started, appends go on while it runs, and the round's index files are
+// synced beside the flusher's .log sync, by appenders waiting for it or on fibers of their own.
 #include "core/storage/partition_log.h"
 
 #include <algorithm>
@@ -9,20 +9,20 @@
 
 namespace sluice::storage {
 
-// One index fdatasync of a sync round, handed to a waiting appender so that the round's fdatasyncs overlap
-// instead of adding up. Shared: neither fiber's stack holds it.
+// One index fdatasync of a sync round, handed to a waiting appender (or a fiber of its own) so that the round's
+// fdatasyncs overlap instead of adding up. Shared: neither fiber's stack holds it.
 struct PartitionLog::SyncJob {
   SyncJob(Scheduler& scheduler, std::shared_ptr<Segment> of, bool time)
       : segment(std::move(of)), time_index(time), finished(scheduler) {}
   std::shared_ptr<Segment> segment;
   bool time_index;     // else the offset index
-  bool taken = false;  // by a helper, or taken back by the flusher
+  bool taken = false;  // by a waiting appender, its own fiber, or the flusher
   bool done = false;
   Status status;
   WaitQueue finished;
 
   void run() {
-    SLUICE_ASSERT(!taken);
+    SLUICE_ASSERT(!done);
     taken = true;
     status = time_index ? segment->sync_time_index() : segment->sync_offset_index();
     done = true;
@@ -53,8 +53,10 @@ Status PartitionLog::sync_through(int64_t offset) {
       if (!help_.empty()) {
         const std::shared_ptr<SyncJob> job = std::move(help_.front());
         help_.pop_front();
-        job->run();
-        ++stats_.helped_index_syncs;
+        if (!job->taken) {  // else its own fiber got there first
+          job->run();
+          ++stats_.helped_index_syncs;
+        }
       } else {
         sync_done_.wait();
       }
@@ -70,18 +72,24 @@ Status PartitionLog::sync_through(int64_t offset) {
   return Status();
 }
 
-// Syncs the .log of every dirty segment while waiting appenders sync their indexes; the flusher runs whatever
-// no waiter took.
+// Syncs the .log of every dirty segment while waiting appenders, or fibers of their own, sync the indexes.
 Status PartitionLog::sync_segments(const std::vector<std::shared_ptr<Segment>>& dirty) {
   std::vector<std::shared_ptr<SyncJob>> jobs;
   for (const std::shared_ptr<Segment>& segment : dirty) {
     for (const bool time_index : {false, true}) {
+      std::shared_ptr<SyncJob> job = std::make_shared<SyncJob>(env_.scheduler, segment, time_index);
+      jobs.push_back(job);
       // Offered to every appender that comes to wait for this round while the .log syncs, not only to those
       // already waiting: after a round, the appenders it did not cover come back to wait only once the next
-      // round has started.
-      jobs.push_back(std::make_shared<SyncJob>(env_.scheduler, segment, time_index));
-      help_.push_back(jobs.back());
+      // round has started. A fiber of its own runs it if none has by the time that fiber is scheduled (one
+      // connection's pipelined produces: the flusher is the only one waiting).
+      help_.push_back(job);
       sync_done_.notify_one();
+      env_.scheduler.spawn("partition_log.index_sync", [job, &stats = stats_] {
+        if (job->taken) return;  // a waiter took it (the log may be gone by now: touch nothing else)
+        ++stats.index_sync_fibers;
+        job->run();
+      });
     }
   }
   Status synced;
@@ -133,6 +141,17 @@ Status PartitionLog::sync_round() {
   ++stats_.sync_rounds;
   advance_high_watermark();
   SLUICE_ASSERT(recovery_point_ <= log_end_offset_);
+  return Status();
+}
+
+Status PartitionLog::wait_for_durability(int64_t end_offset) {
+  SLUICE_ASSERT(end_offset <= log_end_offset_);
+  if (durable_through(end_offset)) return Status();
+  SLUICE_TRY(failed_);
+  // A graceful close syncs everything first, so this is a deleted partition's close racing the wait.
+  if (closed_) return closed(dir_ + ": the log was closed before the append was synced");
+  SLUICE_TRY(sync_through(end_offset));
+  SLUICE_ASSERT(durable_through(end_offset));
   return Status();
 }
 

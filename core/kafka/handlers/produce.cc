@@ -1,7 +1,8 @@
 // Produce (0), the acks contract (DESIGN.md §4, storage-semantics.md A1):
 //   - acks outside {-1, 0, 1}: INVALID_REQUIRED_ACKS (21) for every partition, nothing created or appended;
-//   - acks=1 and acks=-1 answer after the append (one node: -1 is 1; `persisted` topics are synced by the log
-//     before append returns);
+//   - acks=1 and acks=-1 answer after the append (one node: -1 is 1); a `persisted` partition's records are
+//     appended without waiting for their sync, and the answer waits for it (HandlerOutcome::complete), so that the
+//     requests a client pipelines on one connection share sync rounds instead of paying one each;
 //   - acks=0: no response frame at all; when any partition failed the connection is closed, as Kafka does
 //     (KafkaApis.handleProduceRequest), so that the client refreshes its metadata.
 // v0-2 (message formats 0 and 1) are advertised for librdkafka's sake but refused by closing the connection, as
@@ -107,11 +108,21 @@ Result<ByteView> in_topic_codec(ByteView records, const storage::TopicConfig& co
   return ByteView(*storage);
 }
 
+// A `persisted` partition's append whose answer waits for its sync.
+struct UnsyncedAppend {
+  size_t topic;      // in ProduceResponse::responses
+  size_t partition;  // in that topic's partition_responses
+  std::shared_ptr<storage::PartitionLog> log;
+  int64_t end_offset;
+};
+
 // Validates and appends one partition's records. Idempotent batches go through the producer state, which may
 // answer a retry with its original offsets instead of appending it again. A batch refused for some of its records
-// lists them in `*record_errors`.
+// lists them in `*record_errors`. The append does not wait for a `persisted` sync: `*log` is the partition's log,
+// for the wait.
 Result<storage::AppendResult> append_partition(RequestContext& ctx, const storage::TopicPartition& tp,
-                                               ByteView records, std::vector<storage::RecordError>* record_errors) {
+                                               ByteView records, std::vector<storage::RecordError>* record_errors,
+                                               std::shared_ptr<storage::PartitionLog>* log) {
   SLUICE_TRY(check_compression(records, ctx.version()));
   storage::LogManager& logs = ctx.broker.logs();
   const storage::TopicConfig* config = logs.topic_config(tp);
@@ -124,29 +135,37 @@ Result<storage::AppendResult> append_partition(RequestContext& ctx, const storag
   Bytes recompressed;
   SLUICE_ASSIGN_OR_RETURN(records, in_topic_codec(records, *config, &recompressed));
   SLUICE_ASSIGN_OR_RETURN(storage::BatchHeader header, storage::parse_batch_header(records));
+  *log = logs.find_shared(tp);  // before any suspension: the log the append goes to
   if (header.producer_id < 0) {  // kafkajs sends base sequence 0 with producer id -1: sequences mean nothing here
-    SLUICE_ASSIGN_OR_RETURN(storage::AppendResult result, logs.append(tp, records));
+    SLUICE_ASSIGN_OR_RETURN(storage::AppendResult result, logs.append(tp, records, /*defer_sync=*/true));
     ctx.broker.notify_appended();
     return result;
   }
   SLUICE_ASSIGN_OR_RETURN(ProducerStateManager::Appended appended,
-                          ctx.broker.producers().append(tp, records, header));
+                          ctx.broker.producers().append(tp, records, header, /*defer_sync=*/true));
   if (!appended.duplicate) ctx.broker.notify_appended();
   return appended.result;
 }
 
+// The answer for one partition; `*unsynced` receives the wait its answer still needs, if any.
 PartitionResponse produce_partition(RequestContext& ctx, const std::string& topic, int32_t partitions,
-                                    const ProduceRequest::PartitionData& data) {
+                                    const ProduceRequest::PartitionData& data,
+                                    std::optional<UnsyncedAppend>* unsynced) {
   if (data.index < 0 || data.index >= partitions) {
     return failed(data.index, kafka_error(ErrorCode::kUnknownTopicOrPartition,
                                           fmt::format("topic '{}' has no partition {}", topic, data.index)));
   }
   const storage::TopicPartition tp{topic, data.index};
   std::vector<storage::RecordError> record_errors;
-  Result<storage::AppendResult> appended = append_partition(ctx, tp, data.records.bytes(), &record_errors);
+  std::shared_ptr<storage::PartitionLog> log;
+  Result<storage::AppendResult> appended = append_partition(ctx, tp, data.records.bytes(), &record_errors, &log);
   if (!appended.ok()) {
     ctx.env.log.debug("produce to {} failed: {}", tp.to_string(), appended.status().to_string());
     return failed(data.index, appended.status(), std::move(record_errors));
+  }
+  if (appended->sync_deferred) {
+    SLUICE_ASSERT(log != nullptr);
+    *unsynced = UnsyncedAppend{0, 0, std::move(log), appended->last_offset + 1};
   }
   PartitionResponse out;
   out.index = data.index;
@@ -169,27 +188,40 @@ Result<int32_t> topic_partitions(RequestContext& ctx, const std::string& name) {
   return info->partitions;  // a count, not the pointer: the topic may go while an append suspends
 }
 
-ProduceResponse produce(RequestContext& ctx, const ProduceRequest& request) {
+struct Produced {
+  ProduceResponse response;
+  std::vector<UnsyncedAppend> unsynced;
+};
+
+Produced produce(RequestContext& ctx, const ProduceRequest& request) {
   if (!valid_acks(request.acks)) {
-    return fail_all(request, kafka_error(ErrorCode::kInvalidRequiredAcks,
-                                         fmt::format("acks={}; only -1, 0 and 1 are allowed", request.acks)));
+    return {fail_all(request, kafka_error(ErrorCode::kInvalidRequiredAcks,
+                                          fmt::format("acks={}; only -1, 0 and 1 are allowed", request.acks))),
+            {}};
   }
   if (has_transactional_batch(request)) {
-    return fail_all(request, kafka_error(ErrorCode::kTransactionalIdAuthorizationFailed,
-                                         "transactions are not supported: no transactional id is authorized"));
+    return {fail_all(request, kafka_error(ErrorCode::kTransactionalIdAuthorizationFailed,
+                                          "transactions are not supported: no transactional id is authorized")),
+            {}};
   }
-  ProduceResponse response;
+  Produced out;
   for (const ProduceRequest::TopicData& topic : request.topic_data) {
-    ProduceResponse::TopicResponse& answer = response.responses.emplace_back();
+    ProduceResponse::TopicResponse& answer = out.response.responses.emplace_back();
     answer.name = topic.name;
     const Result<int32_t> partitions = topic_partitions(ctx, topic.name);
     for (const ProduceRequest::PartitionData& partition : topic.partition_data) {
+      std::optional<UnsyncedAppend> unsynced;
       answer.partition_responses.push_back(partitions.ok()
-                                               ? produce_partition(ctx, topic.name, *partitions, partition)
+                                               ? produce_partition(ctx, topic.name, *partitions, partition, &unsynced)
                                                : failed(partition.index, partitions.status()));
+      if (unsynced) {
+        unsynced->topic = out.response.responses.size() - 1;
+        unsynced->partition = answer.partition_responses.size() - 1;
+        out.unsynced.push_back(std::move(*unsynced));
+      }
     }
   }
-  return response;
+  return out;
 }
 
 bool any_error(const ProduceResponse& response) {
@@ -201,6 +233,26 @@ bool any_error(const ProduceResponse& response) {
   return false;
 }
 
+// The response, once every partition's answer is final.
+struct Answer {
+  Env env;
+  Address peer;
+  int16_t version;
+  int16_t acks;
+
+  Result<HandlerOutcome> operator()(const ProduceResponse& response) const {
+    if (acks == 0) {
+      // No response frame; a failure closes the connection so that the client notices and refreshes metadata.
+      const bool close = any_error(response);
+      if (close) env.log.info("closing the connection from {}: an acks=0 produce failed", peer.to_string());
+      return HandlerOutcome{std::nullopt, close, {}};
+    }
+    Bytes out;
+    SLUICE_TRY(protocol::encode_message(response, version, &out));
+    return HandlerOutcome{std::move(out), false, {}};
+  }
+};
+
 }  // namespace
 
 Result<HandlerOutcome> handle_produce(RequestContext& ctx, ByteView body) {
@@ -210,16 +262,20 @@ Result<HandlerOutcome> handle_produce(RequestContext& ctx, ByteView body) {
                                    ctx.version(), kFirstServedVersion));
   }
   SLUICE_ASSIGN_OR_RETURN(ProduceRequest request, protocol::decode_message<ProduceRequest>(body, ctx.version()));
-  const ProduceResponse response = produce(ctx, request);
-  if (request.acks == 0) {
-    // No response frame; a failure closes the connection so that the client notices and refreshes metadata.
-    const bool close = any_error(response);
-    if (close) ctx.env.log.info("closing the connection from {}: an acks=0 produce failed", ctx.peer.to_string());
-    return HandlerOutcome{std::nullopt, close};
-  }
-  Bytes out;
-  SLUICE_TRY(protocol::encode_message(response, ctx.version(), &out));
-  return HandlerOutcome{std::move(out), false};
+  std::shared_ptr<Produced> produced = std::make_shared<Produced>(produce(ctx, request));
+  const Answer answer{ctx.env, ctx.peer, ctx.version(), request.acks};
+  if (produced->unsynced.empty()) return answer(produced->response);
+  HandlerOutcome waiting;
+  waiting.complete = [produced, answer]() -> Result<HandlerOutcome> {
+    for (const UnsyncedAppend& unsynced : produced->unsynced) {
+      const Status synced = unsynced.log->wait_for_durability(unsynced.end_offset);
+      if (synced.ok()) continue;
+      PartitionResponse& out = produced->response.responses[unsynced.topic].partition_responses[unsynced.partition];
+      out = failed(out.index, synced);
+    }
+    return answer(produced->response);
+  };
+  return waiting;
 }
 
 }  // namespace sluice::kafka
