@@ -19,6 +19,7 @@ using protocol::ProduceResponse;
 using protocol::Records;
 
 constexpr int kPipelined = 20;
+constexpr int kPastTheQueueBound = 600;  // answers queued per connection: at most 256
 
 Bytes one_record_batch(storage::BatchOptions options = {}) {
   storage::Record record;
@@ -87,6 +88,49 @@ TEST(PersistedProduce, PipelinedProducesShareSyncRoundsAndAreAnsweredInOrderAfte
     EXPECT_GE(rounds, 1u);
     EXPECT_LT(rounds, static_cast<uint64_t>(kPipelined) / 2) << "pipelined appends share sync rounds";
     EXPECT_EQ(log->high_watermark(), kPipelined + 1);
+  }));
+}
+
+// More requests than a connection queues answers for: the reader stops at the bound and goes on as answers leave.
+TEST(PersistedProduce, PipeliningPastTheQueueBoundAnswersEveryRequestInOrder) {
+  BrokerHarness harness = persisted_harness();
+  ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker& broker) {
+    int answered = 0;
+    FiberRef reader = env.scheduler.spawn("answers", [&] {
+      for (int i = 0; i < kPastTheQueueBound; ++i) {
+        const Answer answer = receive_answer(client, broker, "b");
+        if (answer.error_code != 0 || answer.base_offset != i) {
+          ADD_FAILURE() << "answer " << i << ": error " << answer.error_code << ", offset " << answer.base_offset;
+          return;
+        }
+        ++answered;
+      }
+    });
+    for (int i = 0; i < kPastTheQueueBound; ++i) ASSERT_TRUE(client.send(request_for("b", one_record_batch()), 8).ok());
+    env.scheduler.join(reader);
+    EXPECT_EQ(answered, kPastTheQueueBound);
+    EXPECT_EQ(broker.logs().find({"b", 0})->high_watermark(), kPastTheQueueBound);
+  }));
+}
+
+// A client that goes away with answers still queued loses nothing it was told, and the broker carries on.
+TEST(PersistedProduce, AClientLeavingWithAnswersQueuedLeavesTheBrokerServing) {
+  BrokerHarness harness = persisted_harness();
+  ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker& broker) {
+    {
+      KafkaClient leaving = BrokerHarness::connect(env);
+      for (int i = 0; i < 50; ++i) ASSERT_TRUE(leaving.send(request_for("g", one_record_batch()), 8).ok());
+      leaving.stream().close();
+    }
+    env.scheduler.sleep_for(1s);
+    ASSERT_TRUE(client.send(request_for("g", one_record_batch()), 8).ok());
+    const Answer answer = receive_answer(client, broker, "g");
+    EXPECT_EQ(answer.error_code, 0);
+    storage::PartitionLog* log = broker.logs().find({"g", 0});
+    ASSERT_NE(log, nullptr);
+    EXPECT_EQ(answer.base_offset, log->log_end_offset() - 1);
+    EXPECT_EQ(log->recovery_point(), log->log_end_offset()) << "every append was synced";
+    EXPECT_EQ(broker.open_connections(), 1u);
   }));
 }
 
