@@ -4,10 +4,12 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <system_error>
 
 #include "core/base/assert.h"
@@ -62,6 +64,7 @@ class PosixFile final : public File {
 
   Result<size_t> pread(uint64_t offset, MutableByteView out) override;
   Status append(ByteView data) override;
+  Status append_gathered(std::span<const ByteView> parts) override;
   Status pwrite(uint64_t offset, ByteView data) override;
   Result<uint64_t> size() override;
   Status truncate(uint64_t size) override;
@@ -113,6 +116,36 @@ Status PosixFile::append(ByteView data) {
   // Not O_APPEND: on Linux it would make pwrite ignore its offset. The end is read from the file instead.
   SLUICE_ASSIGN_OR_RETURN(const uint64_t end, size());
   return pwrite(end, data);
+}
+
+// One pwritev per IOV_MAX parts, resumed after a short write.
+Status PosixFile::append_gathered(std::span<const ByteView> parts) {
+  SLUICE_ASSIGN_OR_RETURN(uint64_t end, size());
+  std::vector<iovec> pending;
+  pending.reserve(parts.size());
+  for (const ByteView part : parts) {
+    if (!part.empty()) pending.push_back(iovec{const_cast<uint8_t*>(part.data()), part.size()});
+  }
+  size_t first = 0;
+  while (first < pending.size()) {
+    const int count = static_cast<int>(std::min<size_t>(pending.size() - first, IOV_MAX));
+    const ssize_t n = ::pwritev(handle_->fd, pending.data() + first, count, static_cast<off_t>(end));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno_status(errno, "pwritev", handle_->path);
+    }
+    SLUICE_ASSERT(n > 0);  // as pwrite: a regular file makes progress or fails
+    end += static_cast<uint64_t>(n);
+    for (size_t left = static_cast<size_t>(n); left > 0;) {  // drop what was written, trim a partial part
+      iovec& part = pending[first];
+      const size_t taken = std::min(left, part.iov_len);
+      part.iov_base = static_cast<uint8_t*>(part.iov_base) + taken;
+      part.iov_len -= taken;
+      left -= taken;
+      if (part.iov_len == 0) ++first;
+    }
+  }
+  return Status();
 }
 
 Result<uint64_t> PosixFile::size() {

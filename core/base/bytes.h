@@ -20,5 +20,14 @@ inline std::string_view as_chars(ByteView b) {
   return std::string_view(reinterpret_cast<const char*>(b.data()), b.size());
 }
 inline Bytes to_bytes(std::string_view s) { return Bytes(s.begin(), s.end()); }
+// The parts back to back, in one allocation.
+inline Bytes concat(std::span<const ByteView> parts) {
+  size_t total = 0;
+  for (const ByteView part : parts) total += part.size();
+  Bytes joined;
+  joined.reserve(total);
+  for (const ByteView part : parts) joined.insert(joined.end(), part.begin(), part.end());
+  return joined;
+}
 
 }  // namespace sluice

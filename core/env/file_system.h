@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,10 @@ class File {
   virtual Result<size_t> pread(uint64_t offset, MutableByteView out) = 0;
   // Writes all of `data` at the current end of the file.
   virtual Status append(ByteView data) = 0;
+  // Writes the parts back to back at the end, as one append of their concatenation would. The real file system
+  // hands them to the kernel in one call (a produced batch goes to disk from the request buffer, with only its
+  // base offset rewritten); this default joins them, so a simulated disk sees the same single write.
+  virtual Status append_gathered(std::span<const ByteView> parts);
   // Writes all of `data` at `offset`, extending the file when needed.
   virtual Status pwrite(uint64_t offset, ByteView data) = 0;
   virtual Result<uint64_t> size() = 0;

@@ -48,13 +48,6 @@ Status read_exact(Stream& stream, MutableByteView out) {
   return Status();
 }
 
-Status Stream::write_all_gathered(std::span<const ByteView> parts) {
-  size_t total = 0;
-  for (const ByteView part : parts) total += part.size();
-  Bytes joined;
-  joined.reserve(total);
-  for (const ByteView part : parts) joined.insert(joined.end(), part.begin(), part.end());
-  return write_all(joined);
-}
+Status Stream::write_all_gathered(std::span<const ByteView> parts) { return write_all(concat(parts)); }
 
 }  // namespace sluice

@@ -65,6 +65,12 @@ void set_base_offset(MutableByteView batch, int64_t base_offset) {
   write_be(batch.data(), static_cast<uint64_t>(base_offset), 8);
 }
 
+std::array<uint8_t, kBaseOffsetBytes> encode_base_offset(int64_t base_offset) {
+  std::array<uint8_t, kBaseOffsetBytes> out{};
+  write_be(out.data(), static_cast<uint64_t>(base_offset), kBaseOffsetBytes);
+  return out;
+}
+
 void set_partition_leader_epoch(MutableByteView batch, int32_t epoch) {
   SLUICE_ASSERT(batch.size() >= kBatchHeaderBytes);
   write_be(batch.data() + 12, static_cast<uint32_t>(epoch), 4);

@@ -126,18 +126,20 @@ Result<AppendResult> PartitionLog::append(ByteView batches, const AppendOptions&
                                                            " bytes exceeds segment.bytes " +
                                                            std::to_string(settings_.segment_bytes));
   }
-  Bytes data(batches.begin(), batches.end());
   std::vector<BatchSpan> spans = std::move(*split);
   AppendResult result;
   {
     AppendGuard lock(*this);
     SLUICE_TRY(check_appendable());  // closed or failed while this fiber waited for the lock
-    result = assign_offsets(data, spans, options);
+    OutgoingBatches outgoing;
+    result = assign_offsets(batches, spans, options, &outgoing);
     int64_t incoming_max_timestamp = -1;
     for (const BatchSpan& span : spans)
       incoming_max_timestamp = std::max(incoming_max_timestamp, span.header.max_timestamp);
-    if (should_roll(active(), data.size(), incoming_max_timestamp, result.last_offset)) SLUICE_TRY(roll_locked());
-    Status written = active().append(data, spans);
+    if (should_roll(active(), batches.size(), incoming_max_timestamp, result.last_offset)) {
+      SLUICE_TRY(roll_locked());
+    }
+    Status written = active().append(outgoing.parts, spans);
     if (!written.ok()) return written.code() == Code::kIoError ? fail(written) : written;
     log_end_offset_ = result.last_offset + 1;
     ++stats_.appends;
@@ -152,20 +154,39 @@ Result<AppendResult> PartitionLog::append(ByteView batches, const AppendOptions&
   return result;
 }
 
-AppendResult PartitionLog::assign_offsets(Bytes& data, std::vector<BatchSpan>& spans, const AppendOptions& options) {
+// Under CreateTime only each batch's base offset changes, and it lies outside the CRC: the batches go to disk
+// from the caller's buffer, each behind its 8 new bytes. LogAppendTime rewrites timestamps and the CRC too, so
+// those batches are copied and edited.
+AppendResult PartitionLog::assign_offsets(ByteView batches, std::vector<BatchSpan>& spans,
+                                          const AppendOptions& options, OutgoingBatches* out) {
   AppendResult result;
   result.base_offset = log_end_offset_;
-  if (options.log_append_time) result.log_append_time_ms = to_unix_ms(env_.clock.wall_now());
+  if (options.log_append_time) {
+    result.log_append_time_ms = to_unix_ms(env_.clock.wall_now());
+    out->copy.assign(batches.begin(), batches.end());
+    out->parts.push_back(ByteView(out->copy));
+  } else {
+    out->base_offsets.reserve(spans.size());  // no reallocation: parts view its elements
+    out->parts.reserve(2 * spans.size());
+  }
   int64_t next = log_end_offset_;
   for (BatchSpan& span : spans) {
-    MutableByteView bytes(data.data() + span.position, span.header.size_bytes());
-    set_base_offset(bytes, next);
-    if (options.log_append_time) set_log_append_time(bytes, result.log_append_time_ms);
-    Result<BatchHeader> header = parse_batch_header(bytes);
-    SLUICE_ASSERT(header.ok());
-    SLUICE_ASSERT(header->base_offset == next);
-    span.header = *header;
-    next = header->last_offset() + 1;
+    const size_t size = span.header.size_bytes();
+    if (options.log_append_time) {
+      MutableByteView bytes(out->copy.data() + span.position, size);
+      set_base_offset(bytes, next);
+      set_log_append_time(bytes, result.log_append_time_ms);
+      Result<BatchHeader> header = parse_batch_header(bytes);
+      SLUICE_ASSERT(header.ok());
+      span.header = *header;
+    } else {
+      out->base_offsets.push_back(encode_base_offset(next));
+      out->parts.push_back(ByteView(out->base_offsets.back()));
+      out->parts.push_back(batches.subspan(span.position + kBaseOffsetBytes, size - kBaseOffsetBytes));
+      span.header.base_offset = next;
+    }
+    SLUICE_ASSERT(span.header.base_offset == next);
+    next = span.header.last_offset() + 1;
   }
   result.last_offset = next - 1;
   SLUICE_ASSERT(result.last_offset >= result.base_offset);

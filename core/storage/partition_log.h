@@ -14,6 +14,7 @@
 // Offsets are never renumbered: the log start moves forward only, segments are dropped whole.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -26,6 +27,7 @@
 #include "core/base/result.h"
 #include "core/env/env.h"
 #include "core/env/sync.h"
+#include "core/storage/record_batch.h"
 #include "core/storage/segment.h"
 
 namespace sluice::storage {
@@ -205,7 +207,14 @@ class PartitionLog {
   Status sync_segments(const std::vector<std::shared_ptr<Segment>>& dirty);
   Status fail(Status cause);
   Status delete_expired_files(Instant now);
-  AppendResult assign_offsets(Bytes& data, std::vector<BatchSpan>& spans, const AppendOptions& options);
+  // What an append writes: `parts`, viewing the caller's batches and the members here.
+  struct OutgoingBatches {
+    Bytes copy;                                                   // LogAppendTime: the batches, edited
+    std::vector<std::array<uint8_t, kBaseOffsetBytes>> base_offsets;  // CreateTime: each batch's new first bytes
+    std::vector<ByteView> parts;
+  };
+  AppendResult assign_offsets(ByteView batches, std::vector<BatchSpan>& spans, const AppendOptions& options,
+                              OutgoingBatches* out);
   void advance_high_watermark();
   std::vector<std::shared_ptr<Segment>> snapshot() const;
   void start_background();

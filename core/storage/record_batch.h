@@ -22,6 +22,7 @@
 // key, varint value length, value).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -90,6 +91,10 @@ bool batch_crc_ok(ByteView batch);
 
 // In-place edits of fields outside the CRC.
 void set_base_offset(MutableByteView batch, int64_t base_offset);
+// What set_base_offset writes over the batch's first kBaseOffsetBytes: the base offset outside the CRC, so a batch
+// can be written as these bytes followed by the rest of its original bytes.
+inline constexpr size_t kBaseOffsetBytes = 8;
+std::array<uint8_t, kBaseOffsetBytes> encode_base_offset(int64_t base_offset);
 void set_partition_leader_epoch(MutableByteView batch, int32_t epoch);
 // LogAppendTime: sets the timestamp-type bit and max_timestamp to `timestamp_ms`, then recomputes the CRC.
 void set_log_append_time(MutableByteView batch, int64_t timestamp_ms);

@@ -1,6 +1,7 @@
 #include "core/storage/segment.h"
 
 #include <algorithm>
+#include <array>
 
 #include "core/base/assert.h"
 #include "core/storage/log_format.h"
@@ -96,15 +97,22 @@ Status Segment::index_batch(const BatchHeader& header, uint64_t position) {
 }
 
 Status Segment::append(ByteView batches, std::span<const BatchSpan> spans) {
+  const std::array<ByteView, 1> whole{batches};
+  return append(whole, spans);
+}
+
+Status Segment::append(std::span<const ByteView> parts, std::span<const BatchSpan> spans) {
   SLUICE_ASSERT(!spans.empty());
   SLUICE_ASSERT(spans.front().header.base_offset >= next_offset_);
-  SLUICE_ASSERT(spans.back().position + spans.back().header.size_bytes() == batches.size());
+  size_t bytes = 0;
+  for (const ByteView part : parts) bytes += part.size();
+  SLUICE_ASSERT(spans.back().position + spans.back().header.size_bytes() == bytes);
   const uint64_t old_size = size_;
   const int64_t old_next = next_offset_;
   ++writes_;
-  Status written = log_->append(batches);
+  Status written = parts.size() == 1 ? log_->append(parts.front()) : log_->append_gathered(parts);
   if (!written.ok()) return rollback(old_size, old_next, std::move(written));
-  size_ += batches.size();  // before the index entries, so that no entry ever points past size_
+  size_ += bytes;  // before the index entries, so that no entry ever points past size_
   for (const BatchSpan& span : spans) {
     SLUICE_ASSERT(span.header.base_offset >= next_offset_);
     Status indexed = index_batch(span.header, old_size + span.position);

@@ -65,6 +65,8 @@ class Segment {
   // REQUIRES: the first base offset >= next_offset(), offsets strictly increasing, within int32 of the base.
   // On failure the segment is rolled back to its previous end; a failed rollback is reported as kIoError.
   Status append(ByteView batches, std::span<const BatchSpan> spans);
+  // The same, with the batches' bytes in `parts` (written back to back in one gathered write).
+  Status append(std::span<const ByteView> parts, std::span<const BatchSpan> spans);
   // Adds the final time index entry (the segment's max timestamp), as Kafka does on roll and close.
   Status seal();
   // Syncs the .log and both indexes (fdatasync each; an unchanged index costs nothing).

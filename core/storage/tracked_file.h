@@ -22,6 +22,10 @@ class TrackedFile final : public File {
     ++writes_;
     return file_->append(data);
   }
+  Status append_gathered(std::span<const ByteView> parts) override {
+    ++writes_;
+    return file_->append_gathered(parts);
+  }
   Status pwrite(uint64_t offset, ByteView data) override {
     ++writes_;
     return file_->pwrite(offset, data);

@@ -6,6 +6,8 @@
 
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "net/real_env.h"
 #include "tests/net/temp_dir.h"
@@ -71,6 +73,27 @@ TEST(PosixFileSystemTest, PreadStopsAtEndOfFile) {
     // pwrite past the end extends the file with a hole.
     ASSERT_TRUE(file->pwrite(10, as_bytes("z")).ok());
     EXPECT_EQ(*file->size(), 11u);
+  }), 0);
+}
+
+// A gathered append lands at the end in order, empty parts included, past IOV_MAX parts too (several pwritev).
+TEST(PosixFileSystemTest, GatheredAppendWritesThePartsBackToBackAtTheEnd) {
+  TempDir dir;
+  RealEnv real("fs", LogLevel::kOff);
+  ASSERT_EQ(real.run([&](Env& env) {
+    auto file = std::move(env.fs.open(dir / "g", OpenMode::kCreate)).value();
+    ASSERT_TRUE(file->append(as_bytes("head:")).ok());
+    std::vector<std::string> texts;
+    for (int i = 0; i < 2500; ++i) texts.push_back(i % 7 == 0 ? "" : std::to_string(i) + ",");
+    std::vector<ByteView> parts;
+    std::string expected = "head:";
+    for (const std::string& text : texts) {
+      parts.push_back(ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+      expected += text;
+    }
+    ASSERT_TRUE(file->append_gathered(parts).ok());
+    ASSERT_TRUE(file->append(as_bytes("|")).ok());
+    EXPECT_EQ(read_all(*file), expected + "|");
   }), 0);
 }
 
