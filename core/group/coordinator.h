@@ -87,6 +87,11 @@ class GroupCoordinator {
   ListResult list(const std::vector<std::string>& states);
   GroupDescription describe(const std::string& group_id);
 
+  // Kafka's onPartitionsDeleted: the deleted topic's committed offsets leave every group (tombstones; a group left
+  // Empty without offsets goes too), so a topic created again under the name does not resume at them. Returns how
+  // many offsets went.
+  size_t remove_offsets_of_topic(const std::string& topic);
+
   // One expiry pass at the current wall time (the expiry fiber runs it every check interval). Returns how many
   // offsets expired.
   size_t expire_offsets();

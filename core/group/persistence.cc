@@ -335,4 +335,20 @@ size_t GroupCoordinator::expire_offsets() {
   return expired;
 }
 
+size_t GroupCoordinator::remove_offsets_of_topic(const std::string& topic) {
+  if (stopping_) return 0;
+  std::vector<GroupPtr> groups;
+  for (const auto& [id, group] : groups_) groups.push_back(group);
+  size_t removed = 0;
+  for (const GroupPtr& group : groups) {  // cleanup_group suspends: the map may change meanwhile
+    std::vector<storage::TopicPartition> gone;
+    for (const auto& [tp, offset] : group->offsets) {
+      if (tp.topic == topic) gone.push_back(tp);
+    }
+    if (!gone.empty()) removed += cleanup_group(group, gone);
+  }
+  if (removed > 0) env_.log.info("topic {} was deleted: removed its {} committed offsets", topic, removed);
+  return removed;
+}
+
 }  // namespace sluice::group

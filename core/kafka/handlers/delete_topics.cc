@@ -1,7 +1,8 @@
 // DeleteTopics (20): by name (v1-5 TopicNames, v6 Topics[].Name) or by id (v6 Topics[].TopicId), with Kafka's KRaft
 // rules (ControllerApis.deleteTopics): neither or both of name and id, a name or id given twice, and a name whose
 // topic is also named by id are INVALID_REQUEST; an unknown name is UNKNOWN_TOPIC_OR_PARTITION, an unknown id
-// UNKNOWN_TOPIC_ID. A deleted topic's partition directories go at once (TopicTable::remove).
+// UNKNOWN_TOPIC_ID. A deleted topic's partition directories go at once (TopicTable::remove), and its committed
+// offsets leave every consumer group (GroupCoordinator::remove_offsets_of_topic), as Kafka's onPartitionsDeleted.
 #include "core/protocol/messages/delete_topics.h"
 
 #include <fmt/format.h>
@@ -130,7 +131,9 @@ Result<DeleteTopicsResponse> delete_topics(RequestContext& ctx, const DeleteTopi
   DeleteTopicsResponse response;
   for (const Target& t : all) {
     std::optional<DeleteTopicsResponse::Topic> answer = delete_one(topics, tally, t, duplicate_names, duplicate_ids);
-    if (answer) response.responses.push_back(std::move(*answer));
+    if (!answer) continue;
+    if (answer->error_code == 0 && answer->name) ctx.broker.groups().remove_offsets_of_topic(*answer->name);
+    response.responses.push_back(std::move(*answer));
   }
   return response;
 }

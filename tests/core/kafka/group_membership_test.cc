@@ -1,8 +1,9 @@
 // The consumer-group APIs through a real connection: JoinGroup, SyncGroup, Heartbeat, LeaveGroup at old and
-// flexible versions, and committed offsets surviving a broker restart.
+// flexible versions, committed offsets surviving a broker restart, and leaving with their deleted topic.
 #include <gtest/gtest.h>
 
 #include "core/protocol/messages/delete_groups.h"
+#include "core/protocol/messages/delete_topics.h"
 #include "core/protocol/messages/describe_groups.h"
 #include "core/protocol/messages/heartbeat.h"
 #include "core/protocol/messages/join_group.h"
@@ -184,6 +185,45 @@ TEST(GroupApis, CommittedOffsetsSurviveABrokerRestart) {
     EXPECT_EQ(deleted->topics.at(0).partitions.at(0).error_code, 0);
     del.group_id = "nope";
     EXPECT_EQ(client.call<OffsetDeleteResponse>(del, 0)->error_code, 69) << "GROUP_ID_NOT_FOUND";
+  }));
+}
+
+int64_t committed(KafkaClient& client, int32_t partition) {
+  OffsetFetchRequest request;
+  request.group_id = "standalone";
+  request.topics = std::vector<OffsetFetchRequest::Topic>{{"orders", {partition}}};
+  auto fetched = client.call<OffsetFetchResponse>(request, 1);
+  EXPECT_TRUE(fetched.ok());
+  return fetched.ok() ? fetched->topics.at(0).partitions.at(0).committed_offset : -100;
+}
+
+// As Kafka's onPartitionsDeleted: a deleted topic's offsets go (tombstones), so its successor starts afresh.
+TEST(GroupApis, DeletingATopicDropsItsCommittedOffsets) {
+  BrokerHarness harness(4, group_config());
+  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    create_topic(client, "orders");
+    create_topic(client, "kept");
+    ASSERT_TRUE(client.call<OffsetCommitResponse>(commit_request(40), 8).ok());
+    OffsetCommitRequest other = commit_request(0);
+    other.topics = {{"kept", {{0, 7, -1, std::nullopt}}}};
+    ASSERT_TRUE(client.call<OffsetCommitResponse>(other, 8).ok());
+    ASSERT_EQ(committed(client, 1), 41);
+    DeleteTopicsRequest remove;
+    remove.topic_names = {"orders"};
+    auto deleted = client.call<DeleteTopicsResponse>(remove, 4);
+    ASSERT_TRUE(deleted.ok());
+    ASSERT_EQ(deleted->responses.at(0).error_code, 0);
+    create_topic(client, "orders");
+    EXPECT_EQ(committed(client, 0), -1) << "the recreated topic does not resume at the old offsets";
+    EXPECT_EQ(committed(client, 1), -1);
+    const group::Group* group = broker.groups().find_group("standalone");
+    ASSERT_NE(group, nullptr);
+    EXPECT_EQ(group->offsets.size(), 1u) << "the other topic's offset stays";
+  }));
+  ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker& broker) {
+    while (broker.groups().loading()) env.scheduler.sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(committed(client, 0), -1) << "the tombstones were replayed";
+    EXPECT_EQ(broker.groups().find_group("standalone")->offsets.size(), 1u);
   }));
 }
 
