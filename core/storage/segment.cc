@@ -1,7 +1,6 @@
 #include "core/storage/segment.h"
 
 #include <algorithm>
-#include <array>
 
 #include "core/base/assert.h"
 #include "core/storage/log_format.h"
@@ -94,11 +93,6 @@ Status Segment::index_batch(const BatchHeader& header, uint64_t position) {
   bytes_since_index_entry_ += header.size_bytes();
   next_offset_ = header.last_offset() + 1;
   return Status();
-}
-
-Status Segment::append(ByteView batches, std::span<const BatchSpan> spans) {
-  const std::array<ByteView, 1> whole{batches};
-  return append(whole, spans);
 }
 
 Status Segment::append(std::span<const ByteView> parts, std::span<const BatchSpan> spans) {

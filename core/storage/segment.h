@@ -61,11 +61,10 @@ class Segment {
   // Cuts the .log to `size` (the valid prefix a recover() reported). REQUIRES: size == size_bytes().
   Status truncate_file_to_valid();
 
-  // Appends batches whose offsets are assigned: `spans` describe them in order within `batches`.
+  // Appends batches whose offsets are assigned: their bytes are `parts` back to back (one gathered write), and
+  // `spans` describe them in order within that concatenation.
   // REQUIRES: the first base offset >= next_offset(), offsets strictly increasing, within int32 of the base.
   // On failure the segment is rolled back to its previous end; a failed rollback is reported as kIoError.
-  Status append(ByteView batches, std::span<const BatchSpan> spans);
-  // The same, with the batches' bytes in `parts` (written back to back in one gathered write).
   Status append(std::span<const ByteView> parts, std::span<const BatchSpan> spans);
   // Adds the final time index entry (the segment's max timestamp), as Kafka does on roll and close.
   Status seal();

@@ -262,18 +262,18 @@ Result<HandlerOutcome> handle_produce(RequestContext& ctx, ByteView body) {
                                    ctx.version(), kFirstServedVersion));
   }
   SLUICE_ASSIGN_OR_RETURN(ProduceRequest request, protocol::decode_message<ProduceRequest>(body, ctx.version()));
-  std::shared_ptr<Produced> produced = std::make_shared<Produced>(produce(ctx, request));
+  Produced produced = produce(ctx, request);
   const Answer answer{ctx.env, ctx.peer, ctx.version(), request.acks};
-  if (produced->unsynced.empty()) return answer(produced->response);
+  if (produced.unsynced.empty()) return answer(produced.response);
   HandlerOutcome waiting;
-  waiting.complete = [produced, answer]() -> Result<HandlerOutcome> {
-    for (const UnsyncedAppend& unsynced : produced->unsynced) {
+  waiting.complete = [produced = std::move(produced), answer]() mutable -> Result<HandlerOutcome> {
+    for (const UnsyncedAppend& unsynced : produced.unsynced) {
       const Status synced = unsynced.log->wait_for_durability(unsynced.end_offset);
       if (synced.ok()) continue;
-      PartitionResponse& out = produced->response.responses[unsynced.topic].partition_responses[unsynced.partition];
+      PartitionResponse& out = produced.response.responses[unsynced.topic].partition_responses[unsynced.partition];
       out = failed(out.index, synced);
     }
-    return answer(produced->response);
+    return answer(produced.response);
   };
   return waiting;
 }
