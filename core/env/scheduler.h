@@ -28,6 +28,7 @@ namespace sluice {
 class Random;
 class Scheduler;
 struct Fiber;
+class FiberStackPool;
 
 // Thrown from a wait point to unwind a fiber whose node is being killed; caught at the fiber's entry.
 struct FiberKilled {};
@@ -126,6 +127,7 @@ class Scheduler {
   Clock& clock_;
   Random* shuffle_;
   std::deque<Fiber*> ready_;
+  std::unique_ptr<FiberStackPool> stacks_;       // declared before fibers_: it outlives their stacks
   std::vector<std::shared_ptr<Fiber>> fibers_;  // live fibers in creation order (kill_all unwinds in it)
   Fiber* current_ = nullptr;
   uint64_t next_fiber_id_ = 1;

@@ -77,6 +77,8 @@ Status PartitionLog::sync_segments(const std::vector<std::shared_ptr<Segment>>& 
   std::vector<std::shared_ptr<SyncJob>> jobs;
   for (const std::shared_ptr<Segment>& segment : dirty) {
     for (const bool time_index : {false, true}) {
+      // An unchanged index needs no sync and no fiber: most rounds add no entry (one per index.interval.bytes).
+      if (!(time_index ? segment->time_index_unsynced() : segment->offset_index_unsynced())) continue;
       std::shared_ptr<SyncJob> job = std::make_shared<SyncJob>(env_.scheduler, segment, time_index);
       jobs.push_back(job);
       // Offered to every appender that comes to wait for this round while the .log syncs, not only to those

@@ -76,6 +76,8 @@ class Segment {
   Status sync_log();
   Status sync_offset_index();
   Status sync_time_index();
+  bool offset_index_unsynced() const { return offset_index_->unsynced(); }
+  bool time_index_unsynced() const { return time_index_->unsynced(); }
   void mark_synced(uint64_t writes);
   // Removes every batch with last offset >= `offset` (a batch containing it goes whole).
   Status truncate_to(int64_t offset);

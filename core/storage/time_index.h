@@ -13,6 +13,7 @@
 
 #include "core/base/result.h"
 #include "core/env/file_system.h"
+#include "core/storage/tracked_file.h"
 
 namespace sluice::storage {
 
@@ -50,6 +51,8 @@ class TimeIndex {
   Status truncate_to(int64_t offset);
   Status reset();
   Status sync();
+  // Changed since its last successful sync (a sync round skips the index otherwise).
+  bool unsynced() const { return file_->unsynced(); }
   Status close();
 
  private:
@@ -61,7 +64,7 @@ class TimeIndex {
   Status load();
   Status truncate_file();
 
-  std::unique_ptr<File> file_;  // a TrackedFile, so syncing an unchanged index is free
+  std::unique_ptr<TrackedFile> file_;  // syncing an unchanged index is free
   std::string path_;
   int64_t base_offset_;
   size_t max_entries_ = 0;

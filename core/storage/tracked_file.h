@@ -43,6 +43,7 @@ class TrackedFile final : public File {
     return Status();
   }
   Status close() override { return file_->close(); }
+  bool unsynced() const { return writes_ != synced_writes_; }
 
  private:
   std::unique_ptr<File> file_;
