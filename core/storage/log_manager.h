@@ -86,6 +86,8 @@ class LogManager {
   const BrokerStorageConfig& config() const { return config_; }
   const std::string& data_dir() const { return data_dir_; }
   uint64_t appends_refused_for_space() const { return appends_refused_for_space_; }
+  // How long a reading of the disk's usage is trusted: a disk filled by someone else is noticed within it.
+  static constexpr Duration kDiskUsageRecheckInterval = std::chrono::milliseconds(100);
 
   struct Entry {
     TopicConfig config;
@@ -98,6 +100,8 @@ class LogManager {
   Status load_partition(const std::string& name);
   Status write_config(const TopicPartition& tp, const TopicConfig& config);
   Status check_disk_pressure(const TopicPartition& tp);
+  // Percent of the data directory's file system in use, rounded down; from the last reading while it is fresh.
+  Result<int64_t> disk_used_percent(bool reread);
   Status free_oldest(const TopicPartition& tp);
   void retention_loop();
   void cleaner_loop();
@@ -116,6 +120,16 @@ class LogManager {
   CleanerCheckpoints cleaner_checkpoints_;
   std::set<TopicPartition> uncleanable_;  // a pass failed: skipped until restart, as Kafka does
   uint64_t appends_refused_for_space_ = 0;
+  // The last statvfs of the data directory. A reading stays fresh for kDiskUsageRecheckInterval, and only while
+  // this broker's appends since it cannot have reached the threshold: a statvfs per append is two system calls.
+  struct DiskUsageReading {
+    bool valid = false;
+    Instant read_at{};
+    int64_t used_percent = 0;
+    uint64_t total_bytes = 0;
+    uint64_t appended_since = 0;
+  };
+  DiskUsageReading disk_usage_;
 };
 
 }  // namespace sluice::storage

@@ -5,17 +5,6 @@
 #include "core/storage/log_manager.h"
 
 namespace sluice::storage {
-namespace {
-
-// Percent of the data directory's file system in use, rounded down.
-Result<int64_t> usage_percent(FileSystem& fs, const std::string& dir) {
-  SLUICE_ASSIGN_OR_RETURN(const DiskSpace disk, fs.space(dir));
-  if (disk.total_bytes == 0) return int64_t{0};
-  SLUICE_ASSERT(disk.free_bytes <= disk.total_bytes);
-  return static_cast<int64_t>((disk.total_bytes - disk.free_bytes) * 100 / disk.total_bytes);
-}
-
-}  // namespace
 
 Result<AppendResult> LogManager::append(const TopicPartition& tp, ByteView batches, bool defer_sync) {
   if (closed_) return closed("log manager is closed");
@@ -27,6 +16,7 @@ Result<AppendResult> LogManager::append(const TopicPartition& tp, ByteView batch
   options.defer_sync = defer_sync;
   SLUICE_TRY(check_disk_pressure(tp));
   Result<AppendResult> appended = log->append(batches, options);
+  if (appended.ok()) disk_usage_.appended_since += batches.size();
   if (!appended.ok() && appended.status().code() == Code::kNoSpace) {
     ++appends_refused_for_space_;
     env_.log.warn("{}: append refused, the disk is full: {}", tp.to_string(), appended.status().to_string());
@@ -35,13 +25,31 @@ Result<AppendResult> LogManager::append(const TopicPartition& tp, ByteView batch
   return appended;
 }
 
+Result<int64_t> LogManager::disk_used_percent(bool reread) {
+  DiskUsageReading& last = disk_usage_;
+  if (!reread && last.valid && env_.clock.now() - last.read_at < kDiskUsageRecheckInterval &&
+      last.used_percent <= config_.log_disk_usage_max_percent) {
+    // Conservative: the bytes that would take the usage from its reading (rounded down) to the threshold.
+    const uint64_t headroom =
+        static_cast<uint64_t>(config_.log_disk_usage_max_percent - last.used_percent) * (last.total_bytes / 100);
+    if (last.appended_since < headroom) return last.used_percent;
+  }
+  SLUICE_ASSIGN_OR_RETURN(const DiskSpace disk, env_.fs.space(data_dir_));
+  SLUICE_ASSERT(disk.free_bytes <= disk.total_bytes);
+  const int64_t used =
+      disk.total_bytes == 0 ? 0 : static_cast<int64_t>((disk.total_bytes - disk.free_bytes) * 100 / disk.total_bytes);
+  last = DiskUsageReading{.valid = true, .read_at = env_.clock.now(), .used_percent = used,
+                          .total_bytes = disk.total_bytes, .appended_since = 0};
+  return used;
+}
+
 Status LogManager::check_disk_pressure(const TopicPartition& tp) {
-  SLUICE_ASSIGN_OR_RETURN(int64_t used, usage_percent(env_.fs, data_dir_));
+  SLUICE_ASSIGN_OR_RETURN(int64_t used, disk_used_percent(/*reread=*/false));
   if (used <= config_.log_disk_usage_max_percent) return Status();
   if (config_.log_disk_pressure_policy == DiskPressurePolicy::kDeleteOldest) {
     LockGuard lock(maintenance_);
     SLUICE_TRY(free_oldest(tp));
-    SLUICE_ASSIGN_OR_RETURN(used, usage_percent(env_.fs, data_dir_));
+    SLUICE_ASSIGN_OR_RETURN(used, disk_used_percent(/*reread=*/true));
     if (used <= config_.log_disk_usage_max_percent) return Status();
   }
   ++appends_refused_for_space_;

@@ -419,10 +419,11 @@ TEST(Produce, LogAppendTimeTopicsAnswerTheAppendTime) {
 TEST(Produce, DiskPressureRefusesWithKafkaStorageError) {
   BrokerHarness harness;
   harness.config().storage.log_disk_usage_max_percent = 50;
-  ASSERT_TRUE(harness.run([&harness](Env, KafkaClient& client, Broker& broker) {
+  ASSERT_TRUE(harness.run([&harness](Env env, KafkaClient& client, Broker& broker) {
     ASSERT_EQ(produce(client, "full", 0, make_batch()).error_code, 0);
     SimDisk& disk = harness.server().disk();
     disk.set_capacity_bytes(disk.used_bytes() + disk.used_bytes() / 2);  // now over 50 % full
+    env.scheduler.sleep_for(storage::LogManager::kDiskUsageRecheckInterval);
     EXPECT_EQ(produce(client, "full", 0, make_batch()).error_code, 56);
     EXPECT_EQ(log_end(broker, "full"), 1);
   }));

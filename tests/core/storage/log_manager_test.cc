@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "sim/sim_disk.h"
 #include "tests/core/storage/log_test_util.h"
 
@@ -88,25 +90,59 @@ TEST(LogManager, ConfigChangesTakeEffectWithoutRestart) {
   }));
 }
 
-TEST(LogManager, DiskPressureRefusesAppendsButReadsKeepWorking) {
+// A manager refusing appends above 50 % disk usage, with partition "t"-0 holding `first`; `body` runs next.
+void with_half_disk_limit(const Bytes& first,
+                          const std::function<void(Env, SimDisk&, LogManager&, const TopicPartition&)>& body) {
   OneNode world;
   SimDisk& disk = world.disk();
-  ASSERT_TRUE(world.run([&disk](Env env) {
+  ASSERT_TRUE(world.run([&disk, &first, &body](Env env) {
     BrokerStorageConfig broker;
     broker.log_disk_usage_max_percent = 50;
     auto manager = open_manager(env, broker);
     const TopicPartition tp{"t", 0};
     ASSERT_TRUE(manager->create_partition(tp, TopicConfig()).ok());
-    ASSERT_TRUE(manager->append(tp, batch_of(2, 1, "v", 1000)).ok());
-    disk.set_capacity_bytes(disk.used_bytes() + disk.used_bytes() / 2);  // now over 50 % full
-    Result<AppendResult> refused = manager->append(tp, batch_of(1, 1));
-    EXPECT_EQ(to_error_code(refused.status()), ErrorCode::kKafkaStorageError);
-    EXPECT_NE(refused.status().message().find("log.disk.usage.max.percent"), std::string::npos);
-    EXPECT_TRUE(manager->find(tp)->read(0, 1 << 20, INT64_MAX).ok()) << "reads keep working";
-    EXPECT_EQ(manager->find(tp)->log_end_offset(), 2) << "nothing was appended";
-    EXPECT_EQ(manager->appends_refused_for_space(), 1u);
+    ASSERT_TRUE(manager->append(tp, first).ok());
+    body(env, disk, *manager, tp);
     ASSERT_TRUE(manager->close().ok());
   }));
+}
+
+TEST(LogManager, DiskPressureRefusesAppendsButReadsKeepWorking) {
+  with_half_disk_limit(batch_of(2, 1, "v", 1000), [](Env env, SimDisk& disk, LogManager& manager,
+                                                      const TopicPartition& tp) {
+    disk.set_capacity_bytes(disk.used_bytes() + disk.used_bytes() / 2);  // now over 50 % full
+    env.scheduler.sleep_for(LogManager::kDiskUsageRecheckInterval);        // the last reading goes stale
+    Result<AppendResult> refused = manager.append(tp, batch_of(1, 1));
+    EXPECT_EQ(to_error_code(refused.status()), ErrorCode::kKafkaStorageError);
+    EXPECT_NE(refused.status().message().find("log.disk.usage.max.percent"), std::string::npos);
+    EXPECT_TRUE(manager.find(tp)->read(0, 1 << 20, INT64_MAX).ok()) << "reads keep working";
+    EXPECT_EQ(manager.find(tp)->log_end_offset(), 2) << "nothing was appended";
+    EXPECT_EQ(manager.appends_refused_for_space(), 1u);
+  });
+}
+
+TEST(LogManager, ADiskFilledByOthersIsNoticedWithinTheRecheckInterval) {
+  with_half_disk_limit(batch_of(1, 1), [](Env env, SimDisk& disk, LogManager& manager, const TopicPartition& tp) {
+    disk.set_capacity_bytes(disk.used_bytes() * 3);  // now over 50 % full, unknown to the broker's last reading
+    EXPECT_TRUE(manager.append(tp, batch_of(1, 2)).ok()) << "the reading is trusted for the recheck interval";
+    env.scheduler.sleep_for(LogManager::kDiskUsageRecheckInterval);
+    EXPECT_EQ(to_error_code(manager.append(tp, batch_of(1, 3)).status()), ErrorCode::kKafkaStorageError);
+    EXPECT_EQ(manager.find(tp)->log_end_offset(), 2);
+  });
+}
+
+TEST(LogManager, OwnAppendsThatReachTheThresholdAreRefusedWithoutWaitingForARecheck) {
+  with_half_disk_limit(batch_of(1, 1), [](Env env, SimDisk& disk, LogManager& manager, const TopicPartition& tp) {
+    disk.set_capacity_bytes(disk.used_bytes() * 2 + 128 * 1024);  // under 50 % full, 64 KiB from it
+    env.scheduler.sleep_for(LogManager::kDiskUsageRecheckInterval);
+    ASSERT_TRUE(manager.append(tp, batch_of(1, 2)).ok()) << "a fresh reading: below the threshold";
+    ASSERT_TRUE(manager.append(tp, batch_of(1, 3, "big", 96 * 1024)).ok()) << "passes the check, then crosses";
+    // No time passes: the bytes appended since the reading are what makes the broker look again.
+    Result<AppendResult> refused = manager.append(tp, batch_of(1, 4));
+    EXPECT_EQ(to_error_code(refused.status()), ErrorCode::kKafkaStorageError);
+    EXPECT_NE(refused.status().message().find("log.disk.usage.max.percent"), std::string::npos);
+    EXPECT_EQ(manager.find(tp)->log_end_offset(), 3);
+  });
 }
 
 TEST(LogManager, DeleteOldestPolicyMovesTheOldestLogStartAndSaysSo) {
@@ -125,6 +161,7 @@ TEST(LogManager, DeleteOldestPolicyMovesTheOldestLogStartAndSaysSo) {
     ASSERT_TRUE(manager->find(old_tp)->roll().ok());
     ASSERT_TRUE(manager->append(new_tp, batch_of(1, 2000)).ok());
     disk.set_capacity_bytes(disk.used_bytes() + disk.used_bytes() / 2);
+    env.scheduler.sleep_for(LogManager::kDiskUsageRecheckInterval);
     (void)manager->append(new_tp, batch_of(1, 3000));
     EXPECT_EQ(manager->find(old_tp)->log_start_offset(), 5) << "the oldest segment went first";
     EXPECT_EQ(manager->find(new_tp)->log_start_offset(), 0);
