@@ -3,7 +3,8 @@
 // are synced (HandlerOutcome::complete). Such answers queue for a responder fiber, and the reader goes on with the
 // requests the client pipelined behind it, whose appends then share the sync round. The queue is bounded
 // (kMaxQueuedResponses), and a ready answer behind queued ones stops the reader until it is sent, so the bytes held
-// per connection stay bounded: one response body plus the queued produce answers.
+// per connection stay bounded: one request, kReadAheadBytes read past it, one response body plus the queued produce
+// answers.
 #include <fmt/format.h>
 
 #include <array>
@@ -12,6 +13,7 @@
 #include "core/env/sync.h"
 #include "core/kafka/broker.h"
 #include "core/kafka/dispatch.h"
+#include "core/protocol/frame_reader.h"
 #include "core/protocol/messages/api_versions.h"
 
 namespace sluice::kafka {
@@ -19,6 +21,8 @@ namespace {
 
 // Requests handled whose answers are not sent yet, per connection (librdkafka pipelines up to 1,000,000).
 constexpr size_t kMaxQueuedResponses = 256;
+// Read past the current request: a small request and those pipelined behind it come in one read.
+constexpr size_t kReadAheadBytes = 16 * 1024;
 
 // Kafka closes the connection on a request it cannot serve; the log says why, once.
 void log_close(Broker& broker, const std::string& peer, const std::string& why) {
@@ -141,8 +145,9 @@ bool handle_frame(Broker& broker, Stream& stream, const std::string& peer, ByteV
 void serve_connection(Broker& broker, Stream& stream) {
   const std::string peer = stream.peer().to_string();
   const std::shared_ptr<ResponseQueue> queue = std::make_shared<ResponseQueue>(broker.env().scheduler);
+  protocol::FrameReader reader(stream, broker.config().socket_request_max_bytes, kReadAheadBytes);
   while (true) {
-    Result<std::optional<Bytes>> frame = protocol::read_frame(stream, broker.config().socket_request_max_bytes);
+    Result<std::optional<Bytes>> frame = reader.next();
     if (!frame.ok()) {
       const Code code = frame.status().code();
       if (code != Code::kClosed && code != Code::kConnectionReset && !queue->failed) {

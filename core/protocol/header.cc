@@ -5,19 +5,12 @@
 
 #include <fmt/format.h>
 
-#include "core/base/limits.h"
+#include "core/base/assert.h"
 #include "core/protocol/error_codes.h"
+#include "core/protocol/frame_reader.h"
 #include "core/protocol/wire.h"
 
 namespace sluice::protocol {
-namespace {
-
-int32_t read_be32(const std::array<uint8_t, kFrameSizeBytes>& b) {
-  return static_cast<int32_t>((uint32_t{b[0]} << 24) | (uint32_t{b[1]} << 16) | (uint32_t{b[2]} << 8) | b[3]);
-}
-
-}  // namespace
-
 int request_header_version(ApiKey api, int16_t version) { return is_flexible(api, version) ? 2 : 1; }
 
 int response_header_version(ApiKey api, int16_t version) {
@@ -94,26 +87,11 @@ Bytes encode_frame(ByteView payload) {
 }
 
 Result<std::optional<Bytes>> read_frame(Stream& stream, size_t max_frame_bytes) {
-  std::array<uint8_t, kFrameSizeBytes> prefix{};
-  SLUICE_ASSIGN_OR_RETURN(const size_t first, stream.read_some(prefix));
-  if (first == 0) return std::optional<Bytes>();
-  SLUICE_TRY(read_exact(stream, MutableByteView(prefix).subspan(first)));
-  const int32_t size = read_be32(prefix);
-  if (size < 0 || static_cast<size_t>(size) > max_frame_bytes) {
-    return malformed(fmt::format("frame size {} is outside [0, {}]", size, max_frame_bytes));
-  }
-  // The buffer grows with the bytes that arrive, never to the declared size up front: a peer that declares 100 MiB
-  // and sends nothing holds one chunk. Capacity doubles (bounded by the frame), so copying stays linear.
-  const size_t total = static_cast<size_t>(size);
-  Bytes payload;
-  while (payload.size() < total) {
-    const size_t done = payload.size();
-    const size_t chunk = std::min(total - done, limits::kStreamReadChunkBytes);
-    if (payload.capacity() < done + chunk) payload.reserve(std::min(total, std::max(done + chunk, 2 * done)));
-    payload.resize(done + chunk);
-    SLUICE_TRY(read_exact(stream, MutableByteView(payload).subspan(done)));
-  }
-  return std::optional<Bytes>(std::move(payload));
+  // No read-ahead: nothing past this frame leaves the stream, so a caller may go on reading it directly.
+  FrameReader reader(stream, max_frame_bytes, kFrameSizeBytes);
+  Result<std::optional<Bytes>> frame = reader.next();
+  SLUICE_ASSERT(!frame.ok() || reader.buffered() == 0);
+  return frame;
 }
 
 }  // namespace sluice::protocol

@@ -121,6 +121,7 @@ class BufferStream : public Stream {
   explicit BufferStream(Bytes data, size_t chunk = 1 << 20) : data_(std::move(data)), chunk_(chunk) {}
 
   Result<size_t> read_some(MutableByteView out) override {
+    ++reads_;
     const size_t n = std::min({out.size(), chunk_, data_.size() - pos_});
     std::copy_n(data_.begin() + static_cast<std::ptrdiff_t>(pos_), n, out.begin());
     pos_ += n;
@@ -130,11 +131,13 @@ class BufferStream : public Stream {
   void close() override {}
   Address peer() const override { return {}; }
   Address local() const override { return {}; }
+  size_t reads() const { return reads_; }
 
  private:
   Bytes data_;
   size_t chunk_;
   size_t pos_ = 0;
+  size_t reads_ = 0;
 };
 
 }  // namespace sluice::protocol::testing

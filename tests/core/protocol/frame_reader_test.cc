@@ -1,0 +1,115 @@
+// FrameReader: frames read through a read-ahead buffer come out as read_frame would return them, under every way
+// the stream may cut the bytes, and pipelined small frames take one read between them.
+#include "core/protocol/frame_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/protocol/error_codes.h"
+#include "core/protocol/header.h"
+#include "tests/core/protocol/protocol_test_util.h"
+
+namespace sluice::protocol {
+namespace {
+
+using testing::BufferStream;
+using testing::hex;
+
+constexpr size_t kReadAhead = 64;
+
+Bytes payload_of_size(size_t size, uint8_t seed) {
+  Bytes payload(size);
+  for (size_t i = 0; i < size; ++i) payload[i] = static_cast<uint8_t>(seed + i * 7);
+  return payload;
+}
+
+// The payloads framed back to back.
+Bytes frames_of(const std::vector<Bytes>& payloads) {
+  Bytes out;
+  for (const Bytes& payload : payloads) {
+    const Bytes frame = encode_frame(payload);
+    out.insert(out.end(), frame.begin(), frame.end());
+  }
+  return out;
+}
+
+TEST(FrameReader, PipelinedSmallFramesComeInOneRead) {
+  const std::vector<Bytes> payloads{payload_of_size(10, 1), payload_of_size(20, 2), payload_of_size(5, 3)};
+  BufferStream stream(frames_of(payloads));
+  FrameReader reader(stream, kDefaultMaxFrameBytes, 16 * 1024);
+  for (const Bytes& payload : payloads) {
+    Result<std::optional<Bytes>> frame = reader.next();
+    ASSERT_TRUE(frame.ok() && frame->has_value());
+    EXPECT_EQ(**frame, payload);
+  }
+  EXPECT_EQ(stream.reads(), 1u) << "read_frame takes two reads per frame";
+  Result<std::optional<Bytes>> end = reader.next();
+  ASSERT_TRUE(end.ok());
+  EXPECT_FALSE(end->has_value());
+}
+
+TEST(FrameReader, EveryCutOfTheStreamGivesTheSameFrames) {
+  // Empty, short, exactly the read-ahead, larger than it (read past it), then small ones behind.
+  const std::vector<Bytes> payloads{payload_of_size(0, 0),  payload_of_size(1, 1),   payload_of_size(5, 2),
+                                    payload_of_size(60, 3), payload_of_size(300, 4), payload_of_size(2, 5),
+                                    payload_of_size(64, 6), payload_of_size(3, 7)};
+  const Bytes bytes = frames_of(payloads);
+  for (size_t chunk = 1; chunk <= bytes.size(); chunk += (chunk < 80 ? 1 : 37)) {
+    BufferStream stream(bytes, chunk);
+    FrameReader reader(stream, kDefaultMaxFrameBytes, kReadAhead);
+    for (const Bytes& payload : payloads) {
+      Result<std::optional<Bytes>> frame = reader.next();
+      ASSERT_TRUE(frame.ok() && frame->has_value()) << "chunk " << chunk;
+      ASSERT_EQ(**frame, payload) << "chunk " << chunk;
+    }
+    Result<std::optional<Bytes>> end = reader.next();
+    ASSERT_TRUE(end.ok());
+    EXPECT_FALSE(end->has_value()) << "chunk " << chunk;
+    EXPECT_EQ(reader.buffered(), 0u);
+  }
+}
+
+TEST(FrameReader, ReadFrameLeavesTheNextFrameOnTheStream) {
+  const Bytes bytes = frames_of({payload_of_size(3, 1), payload_of_size(2, 2)});
+  BufferStream stream(bytes);
+  Result<std::optional<Bytes>> first = read_frame(stream);
+  ASSERT_TRUE(first.ok() && first->has_value());
+  Bytes rest(64);
+  Result<size_t> n = stream.read_some(rest);
+  ASSERT_TRUE(n.ok());
+  rest.resize(*n);
+  EXPECT_EQ(rest, frames_of({payload_of_size(2, 2)}));
+}
+
+TEST(FrameReader, BadSizesAndCutFramesFailAsReadFrameDoes) {
+  BufferStream negative(hex("ffffffff 00 00000001 00"));
+  FrameReader a(negative, kDefaultMaxFrameBytes, kReadAhead);
+  Result<std::optional<Bytes>> refused = a.next();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().protocol_error(), static_cast<int16_t>(ErrorCode::kInvalidRequest));
+
+  BufferStream over_limit(frames_of({payload_of_size(17, 0)}));
+  FrameReader b(over_limit, 16, kReadAhead);
+  EXPECT_EQ(b.next().status().code(), Code::kCorruption);
+
+  BufferStream in_size(hex("00000002 aabb 0000"));
+  FrameReader c(in_size, kDefaultMaxFrameBytes, kReadAhead);
+  ASSERT_TRUE(c.next().ok());
+  EXPECT_EQ(c.next().status().code(), Code::kConnectionReset);
+
+  BufferStream in_payload(hex("00000004 0102"));
+  FrameReader d(in_payload, kDefaultMaxFrameBytes, kReadAhead);
+  EXPECT_EQ(d.next().status().code(), Code::kConnectionReset);
+
+  Bytes cut = frames_of({payload_of_size(500, 0)});  // cut inside the part read past the read-ahead
+  cut.resize(300);
+  BufferStream in_long_payload(cut);
+  FrameReader e(in_long_payload, kDefaultMaxFrameBytes, kReadAhead);
+  EXPECT_EQ(e.next().status().code(), Code::kConnectionReset);
+}
+
+}  // namespace
+}  // namespace sluice::protocol
