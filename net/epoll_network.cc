@@ -196,6 +196,7 @@ class EpollStream final : public Stream {
   Status write_all(ByteView data) override;
   Status write_all_gathered(std::span<const ByteView> parts) override;
   void close() override;
+  void set_prompt_acks(bool on) override { prompt_acks_ = on; }
   Address peer() const override { return peer_; }
   Address local() const override { return local_; }
 
@@ -217,6 +218,7 @@ class EpollStream final : public Stream {
   int fd_;
   uint64_t watch_token_ = 0;
   bool closed_ = false;
+  bool prompt_acks_ = false;
   Address local_;
   Address peer_;
   WaitQueue readers_;
@@ -239,6 +241,11 @@ Result<size_t> EpollStream::read_some(MutableByteView out) {
     const ssize_t n = ::recv(fd_, out.data(), out.size(), 0);
     if (n >= 0) {
       SLUICE_ASSERT(static_cast<size_t>(n) <= out.size());
+      if (prompt_acks_ && n > 0) {
+        // Not sticky: the kernel goes back to delayed acknowledgements once this side writes soon after reading.
+        const int one = 1;
+        (void)::setsockopt(fd_, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
+      }
       return static_cast<size_t>(n);
     }
     const int err = errno;

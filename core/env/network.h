@@ -40,6 +40,11 @@ class Stream {
   // the kernel in one call (no copy into a joined buffer: a response header and its multi-MiB fetch body); this
   // default joins them, so a simulated stream sees the same single write.
   virtual Status write_all_gathered(std::span<const ByteView> parts);
+  // A hint for the reads that follow: acknowledge what arrives at once rather than waiting to piggyback the
+  // acknowledgement on the next write. Worth it while answers are held back (a produce waiting for its sync): a
+  // client with Nagle's algorithm on (librdkafka's default) sends its next small request only once the last one
+  // is acknowledged. The real network sets TCP_QUICKACK after each read; a simulated stream has nothing to do.
+  virtual void set_prompt_acks(bool on) { (void)on; }
   // Idempotent. Pending and later reads and writes on this side fail with kClosed; the peer reads end of stream.
   virtual void close() = 0;
   virtual Address peer() const = 0;

@@ -147,6 +147,7 @@ void serve_connection(Broker& broker, Stream& stream) {
   const std::shared_ptr<ResponseQueue> queue = std::make_shared<ResponseQueue>(broker.env().scheduler);
   protocol::FrameReader reader(stream, broker.config().socket_request_max_bytes, kReadAheadBytes);
   while (true) {
+    stream.set_prompt_acks(queue->unsent > 0);
     Result<std::optional<Bytes>> frame = reader.next();
     if (!frame.ok()) {
       const Code code = frame.status().code();

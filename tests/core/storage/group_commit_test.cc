@@ -117,6 +117,23 @@ TEST(GroupCommit, OneWriterSyncsItsIndexesBesideTheLog) {
   EXPECT_GE(index_entries_on_disk(world.fs()), 9u);
 }
 
+TEST(GroupCommit, ARoundThatAddsNoIndexEntrySyncsNoIndex) {
+  OneNode world(6);
+  ASSERT_TRUE(world.run([&](Env env) {
+    LogSettings settings = persisted_settings();
+    settings.index_interval_bytes = 1 << 20;  // no entry in this test's few hundred bytes
+    auto log = PartitionLog::open(env, kDir, settings);
+    ASSERT_TRUE(log.ok());
+    std::vector<Acked> acked;
+    append_concurrently(env, **log, 1, 10, acked);
+    EXPECT_EQ((*log)->stats().sync_rounds, 10u);
+    // Only the first round syncs the two new index files (a new file is in doubt until synced); the others
+    // leave them alone, and spawn no fiber for them.
+    EXPECT_EQ((*log)->stats().index_sync_fibers + (*log)->stats().helped_index_syncs, 2u);
+    ASSERT_TRUE((*log)->close().ok());
+  }));
+}
+
 // Appenders that never stop, cut by a power loss at a random moment: nothing acknowledged is lost, .index entries
 // included, whichever of the round's fdatasyncs (the flusher's .log, a helper's indexes) was still running.
 TEST(GroupCommit, AcknowledgedAppendsSurviveARandomPowerLoss) {
