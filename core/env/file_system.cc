@@ -34,7 +34,9 @@ Status write_file_atomically(FileSystem& fs, const std::string& path, const std:
   return fs.sync_dir(parent_dir(path));
 }
 
-Status File::append_gathered(std::span<const ByteView> parts) { return append(concat(parts)); }
+Status File::append_gathered(std::span<const ByteView> parts) {
+  return parts.size() == 1 ? append(parts.front()) : append(concat(parts));
+}
 
 Result<DiskSpace> FileSystem::space(std::string_view path) {
   SLUICE_ASSIGN_OR_RETURN(const uint64_t free, free_bytes(path));

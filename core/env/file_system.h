@@ -29,7 +29,8 @@ class File {
   virtual Status append(ByteView data) = 0;
   // Writes the parts back to back at the end, as one append of their concatenation would. The real file system
   // hands them to the kernel in one call (a produced batch goes to disk from the request buffer, with only its
-  // base offset rewritten); this default joins them, so a simulated disk sees the same single write.
+  // base offset rewritten); this default joins them (unless there is one), so a simulated disk sees the same
+  // single write.
   virtual Status append_gathered(std::span<const ByteView> parts);
   // Writes all of `data` at `offset`, extending the file when needed.
   virtual Status pwrite(uint64_t offset, ByteView data) = 0;

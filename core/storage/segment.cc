@@ -104,7 +104,7 @@ Status Segment::append(std::span<const ByteView> parts, std::span<const BatchSpa
   const uint64_t old_size = size_;
   const int64_t old_next = next_offset_;
   ++writes_;
-  Status written = parts.size() == 1 ? log_->append(parts.front()) : log_->append_gathered(parts);
+  Status written = log_->append_gathered(parts);
   if (!written.ok()) return rollback(old_size, old_next, std::move(written));
   size_ += bytes;  // before the index entries, so that no entry ever points past size_
   for (const BatchSpan& span : spans) {

@@ -118,8 +118,8 @@ struct UnsyncedAppend {
 
 // Validates and appends one partition's records. Idempotent batches go through the producer state, which may
 // answer a retry with its original offsets instead of appending it again. A batch refused for some of its records
-// lists them in `*record_errors`. The append does not wait for a `persisted` sync: `*log` is the partition's log,
-// for the wait.
+// lists them in `*record_errors`. The append does not wait for a `persisted` sync: `*log` is then the partition's
+// log, for the wait.
 Result<storage::AppendResult> append_partition(RequestContext& ctx, const storage::TopicPartition& tp,
                                                ByteView records, std::vector<storage::RecordError>* record_errors,
                                                std::shared_ptr<storage::PartitionLog>* log) {
@@ -135,7 +135,8 @@ Result<storage::AppendResult> append_partition(RequestContext& ctx, const storag
   Bytes recompressed;
   SLUICE_ASSIGN_OR_RETURN(records, in_topic_codec(records, *config, &recompressed));
   SLUICE_ASSIGN_OR_RETURN(storage::BatchHeader header, storage::parse_batch_header(records));
-  *log = logs.find_shared(tp);  // before any suspension: the log the append goes to
+  // Only a `persisted` append's answer waits for the log; taken before any suspension: the log the append goes to.
+  if (config->durability == storage::Durability::kPersisted) *log = logs.find_shared(tp);
   if (header.producer_id < 0) {  // kafkajs sends base sequence 0 with producer id -1: sequences mean nothing here
     SLUICE_ASSIGN_OR_RETURN(storage::AppendResult result, logs.append(tp, records, /*defer_sync=*/true));
     ctx.broker.notify_appended();
