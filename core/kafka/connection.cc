@@ -3,8 +3,8 @@
 // are synced (HandlerOutcome::complete). Such answers queue for a responder fiber, and the reader goes on with the
 // requests the client pipelined behind it, whose appends then share the sync round. The queue is bounded
 // (kMaxQueuedResponses), and a ready answer behind queued ones stops the reader until it is sent, so the bytes held
-// per connection stay bounded: one request, kReadAheadBytes read past it, one response body plus the queued produce
-// answers.
+// per connection stay bounded: one request (its buffer kept for the next, up to FrameReader::kKeptFrameBytes),
+// kReadAheadBytes read past it, one response body plus the queued produce answers.
 #include <fmt/format.h>
 
 #include <array>
@@ -148,7 +148,7 @@ void serve_connection(Broker& broker, Stream& stream) {
   protocol::FrameReader reader(stream, broker.config().socket_request_max_bytes, kReadAheadBytes);
   while (true) {
     stream.set_prompt_acks(queue->unsent > 0);
-    Result<std::optional<Bytes>> frame = reader.next();
+    Result<std::optional<ByteView>> frame = reader.next();
     if (!frame.ok()) {
       const Code code = frame.status().code();
       if (code != Code::kClosed && code != Code::kConnectionReset && !queue->failed) {

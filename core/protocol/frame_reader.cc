@@ -36,11 +36,25 @@ Result<size_t> FrameReader::fill() {
   return n;
 }
 
-Result<std::optional<Bytes>> FrameReader::next() {
+void FrameReader::grow_frame(size_t needed, size_t kept, size_t total) {
+  SLUICE_ASSERT(kept <= needed && needed <= total);
+  if (frame_.size() >= needed) return;
+  if (frame_.capacity() < needed) {
+    Bytes grown;
+    grown.reserve(std::min(total, std::max(needed, 2 * kept)));  // doubling keeps the copying linear
+    grown.assign(frame_.begin(), frame_.begin() + static_cast<std::ptrdiff_t>(kept));
+    frame_ = std::move(grown);
+  }
+  frame_.resize(needed);  // zero-fills only bytes no earlier frame reached
+}
+
+Result<std::optional<ByteView>> FrameReader::next() {
+  // A frame above the kept size does not pin its buffer for the rest of the connection.
+  if (frame_.capacity() > kKeptFrameBytes) Bytes().swap(frame_);
   while (buffered() < kFrameSizeBytes) {
     SLUICE_ASSIGN_OR_RETURN(const size_t n, fill());
     if (n > 0) continue;
-    if (buffered() == 0) return std::optional<Bytes>();  // ended cleanly between frames
+    if (buffered() == 0) return std::optional<ByteView>();  // ended cleanly between frames
     return Status(Code::kConnectionReset, "the stream ended inside a frame's size");
   }
   const int32_t size = read_be32(buffer_.data() + begin_);
@@ -49,22 +63,28 @@ Result<std::optional<Bytes>> FrameReader::next() {
   }
   begin_ += kFrameSizeBytes;
   const size_t total = static_cast<size_t>(size);
+  if (buffered() >= total) {  // arrived whole: handed out in place (the next fill is what overwrites it)
+    const ByteView frame(buffer_.data() + begin_, total);
+    begin_ += total;
+    if (begin_ == end_) begin_ = end_ = 0;
+    return std::optional<ByteView>(frame);
+  }
   // What arrived with the prefix first; the rest straight from the stream. The buffer grows with the bytes that
   // arrive, never to the declared size up front: a peer that declares 100 MiB and sends nothing holds one chunk.
-  // Capacity doubles (bounded by the frame), so copying stays linear.
-  const size_t taken = std::min(total, buffered());
-  Bytes payload(buffer_.begin() + static_cast<std::ptrdiff_t>(begin_),
-                buffer_.begin() + static_cast<std::ptrdiff_t>(begin_ + taken));
-  begin_ += taken;
-  if (begin_ == end_) begin_ = end_ = 0;
-  while (payload.size() < total) {
-    const size_t done = payload.size();
-    const size_t chunk = std::min(total - done, limits::kStreamReadChunkBytes);
-    if (payload.capacity() < done + chunk) payload.reserve(std::min(total, std::max(done + chunk, 2 * done)));
-    payload.resize(done + chunk);
-    SLUICE_TRY(read_exact(stream_, MutableByteView(payload).subspan(done)));
+  const size_t taken = buffered();
+  grow_frame(taken, 0, total);
+  if (taken > 0) std::memcpy(frame_.data(), buffer_.data() + begin_, taken);  // (an empty frame_ has no data())
+  begin_ = end_ = 0;
+  size_t done = taken;
+  while (done < total) {
+    // A chunk at a time while the buffer grows; in one read where an earlier frame left room (fewer recv calls).
+    const size_t room = std::min(total, frame_.size()) - std::min(done, frame_.size());
+    const size_t chunk = std::max(std::min(total - done, limits::kStreamReadChunkBytes), room);
+    grow_frame(done + chunk, done, total);
+    SLUICE_TRY(read_exact(stream_, MutableByteView(frame_.data() + done, chunk)));
+    done += chunk;
   }
-  return std::optional<Bytes>(std::move(payload));
+  return std::optional<ByteView>(ByteView(frame_.data(), total));
 }
 
 }  // namespace sluice::protocol

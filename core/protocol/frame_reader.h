@@ -1,6 +1,8 @@
 // FrameReader: size-prefixed frames read from a Stream through a small read-ahead buffer. A small request, and the
 // ones a client pipelined behind it, then take one read instead of two each (the size prefix, then the body);
-// every read is a system call on the real network.
+// every read is a system call on the real network. A frame is handed out as a view, not a fresh buffer: one that
+// arrived whole in the read-ahead is not copied at all, and a larger one is read into a buffer kept for the next
+// frame, so a connection streaming megabyte produce requests neither zero-fills nor regrows a buffer per request.
 #pragma once
 
 #include <cstddef>
@@ -14,26 +16,36 @@ namespace sluice::protocol {
 
 class FrameReader {
  public:
+  // A frame buffer at most this large is kept between frames (a librdkafka produce request is up to 1 MB).
+  static constexpr size_t kKeptFrameBytes = 1024 * 1024 + 64 * 1024;
+
   // `read_ahead_bytes` (at least the 4-byte size prefix) bounds what is read past the current frame's start; a
   // frame's bytes beyond what arrived with its prefix are read straight into its buffer, never past its end.
   FrameReader(Stream& stream, size_t max_frame_bytes, size_t read_ahead_bytes);
 
-  // The next frame's payload, as read_frame (header.h) describes.
-  Result<std::optional<Bytes>> next();
+  // The next frame's payload, as read_frame (header.h) describes. The view stays valid until the next call (or the
+  // reader's end): the caller handles a frame before reading the next.
+  Result<std::optional<ByteView>> next();
 
   // Bytes read from the stream and not yet returned as part of a frame.
   size_t buffered() const { return end_ - begin_; }
+  // The capacity of the buffer kept for frames that outgrow the read-ahead (tests).
+  size_t kept_frame_bytes() const { return frame_.capacity(); }
 
  private:
   // Reads at least one more byte into the buffer (moving what is buffered to its front first when needed).
   // Returns the bytes read: 0 at end of stream.
   Result<size_t> fill();
+  // Makes frame_ hold at least `needed` bytes, keeping its first `kept`; grows at most to `total` (the frame's
+  // declared size) and at most to twice what arrived, so memory follows the bytes a peer sends, not what it claims.
+  void grow_frame(size_t needed, size_t kept, size_t total);
 
   Stream& stream_;
   size_t max_frame_bytes_;
   Bytes buffer_;
   size_t begin_ = 0;  // buffer_[begin_, end_) arrived and is not consumed yet
   size_t end_ = 0;
+  Bytes frame_;  // the last frame larger than what arrived with its size prefix; reused for the next such frame
 };
 
 }  // namespace sluice::protocol

@@ -89,9 +89,10 @@ Bytes encode_frame(ByteView payload) {
 Result<std::optional<Bytes>> read_frame(Stream& stream, size_t max_frame_bytes) {
   // No read-ahead: nothing past this frame leaves the stream, so a caller may go on reading it directly.
   FrameReader reader(stream, max_frame_bytes, kFrameSizeBytes);
-  Result<std::optional<Bytes>> frame = reader.next();
-  SLUICE_ASSERT(!frame.ok() || reader.buffered() == 0);
-  return frame;
+  SLUICE_ASSIGN_OR_RETURN(const std::optional<ByteView> frame, reader.next());
+  SLUICE_ASSERT(reader.buffered() == 0);
+  if (!frame.has_value()) return std::optional<Bytes>();
+  return std::optional<Bytes>(Bytes(frame->begin(), frame->end()));
 }
 
 }  // namespace sluice::protocol

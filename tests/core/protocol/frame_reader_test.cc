@@ -26,6 +26,8 @@ Bytes payload_of_size(size_t size, uint8_t seed) {
   return payload;
 }
 
+Bytes to_bytes(ByteView view) { return Bytes(view.begin(), view.end()); }
+
 // The payloads framed back to back.
 Bytes frames_of(const std::vector<Bytes>& payloads) {
   Bytes out;
@@ -41,12 +43,12 @@ TEST(FrameReader, PipelinedSmallFramesComeInOneRead) {
   BufferStream stream(frames_of(payloads));
   FrameReader reader(stream, kDefaultMaxFrameBytes, 16 * 1024);
   for (const Bytes& payload : payloads) {
-    Result<std::optional<Bytes>> frame = reader.next();
+    Result<std::optional<ByteView>> frame = reader.next();
     ASSERT_TRUE(frame.ok() && frame->has_value());
-    EXPECT_EQ(**frame, payload);
+    EXPECT_EQ(to_bytes(**frame), payload);
   }
   EXPECT_EQ(stream.reads(), 1u) << "read_frame takes two reads per frame";
-  Result<std::optional<Bytes>> end = reader.next();
+  Result<std::optional<ByteView>> end = reader.next();
   ASSERT_TRUE(end.ok());
   EXPECT_FALSE(end->has_value());
 }
@@ -61,15 +63,39 @@ TEST(FrameReader, EveryCutOfTheStreamGivesTheSameFrames) {
     BufferStream stream(bytes, chunk);
     FrameReader reader(stream, kDefaultMaxFrameBytes, kReadAhead);
     for (const Bytes& payload : payloads) {
-      Result<std::optional<Bytes>> frame = reader.next();
+      Result<std::optional<ByteView>> frame = reader.next();
       ASSERT_TRUE(frame.ok() && frame->has_value()) << "chunk " << chunk;
-      ASSERT_EQ(**frame, payload) << "chunk " << chunk;
+      ASSERT_EQ(to_bytes(**frame), payload) << "chunk " << chunk;
     }
-    Result<std::optional<Bytes>> end = reader.next();
+    Result<std::optional<ByteView>> end = reader.next();
     ASSERT_TRUE(end.ok());
     EXPECT_FALSE(end->has_value()) << "chunk " << chunk;
     EXPECT_EQ(reader.buffered(), 0u);
   }
+}
+
+// A frame larger than the read-ahead is read into a buffer that the next one reuses, without regrowing it; one above
+// kKeptFrameBytes is let go before the next frame, so an idle connection does not pin it.
+TEST(FrameReader, ALargeFrameBufferIsReusedUpToTheKeptSize) {
+  const size_t big = FrameReader::kKeptFrameBytes + 1;
+  const std::vector<Bytes> payloads{payload_of_size(300, 1), payload_of_size(200, 2), payload_of_size(big, 3),
+                                    payload_of_size(300, 4)};
+  BufferStream stream(frames_of(payloads), 1000);
+  FrameReader reader(stream, kDefaultMaxFrameBytes, kReadAhead);
+  std::vector<const uint8_t*> where;
+  std::vector<size_t> kept;
+  for (const Bytes& payload : payloads) {
+    Result<std::optional<ByteView>> frame = reader.next();
+    ASSERT_TRUE(frame.ok() && frame->has_value());
+    EXPECT_EQ(to_bytes(**frame), payload);
+    where.push_back((*frame)->data());
+    kept.push_back(reader.kept_frame_bytes());
+  }
+  EXPECT_EQ(where[1], where[0]) << "the second frame regrew the buffer";
+  EXPECT_EQ(kept[1], kept[0]);
+  EXPECT_GE(kept[2], big);
+  EXPECT_LT(kept[3], big) << "the oversized buffer was kept";
+  EXPECT_LE(kept[0], 2 * size_t{300});
 }
 
 TEST(FrameReader, ReadFrameLeavesTheNextFrameOnTheStream) {
@@ -87,7 +113,7 @@ TEST(FrameReader, ReadFrameLeavesTheNextFrameOnTheStream) {
 TEST(FrameReader, BadSizesAndCutFramesFailAsReadFrameDoes) {
   BufferStream negative(hex("ffffffff 00 00000001 00"));
   FrameReader a(negative, kDefaultMaxFrameBytes, kReadAhead);
-  Result<std::optional<Bytes>> refused = a.next();
+  Result<std::optional<ByteView>> refused = a.next();
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().protocol_error(), static_cast<int16_t>(ErrorCode::kInvalidRequest));
 
