@@ -22,27 +22,40 @@ void put_unsigned(Bytes* out, uint64_t v) {
   out->push_back(static_cast<uint8_t>(v));
 }
 
-// Reads at most `max_bytes`; the last of them may only hold the `value_bits` that remain, so that an encoding of a
-// value wider than the type fails instead of being silently truncated.
+// Why decode_unsigned refused `in`: it ran out of bytes, or the last byte allowed held bits past `value_bits`.
+Status why_refused(ByteView in, size_t max_bytes, unsigned value_bits) {
+  for (size_t i = 0; i < max_bytes; ++i) {
+    if (i >= in.size()) return corruption("varint truncated after " + std::to_string(i) + " bytes");
+    if ((in[i] & 0x80) == 0) break;
+  }
+  return corruption("varint overflows " + std::to_string(value_bits) + " bits");
+}
+
 Result<uint64_t> read_unsigned(ByteView* in, size_t max_bytes, unsigned value_bits) {
   uint64_t value = 0;
-  for (size_t i = 0; i < max_bytes; ++i) {
-    if (i >= in->size()) return corruption("varint truncated after " + std::to_string(i) + " bytes");
-    const uint8_t byte = (*in)[i];
-    const unsigned shift = static_cast<unsigned>(7 * i);
-    if (i + 1 == max_bytes && (byte >> (value_bits - shift)) != 0) {
-      return corruption("varint overflows " + std::to_string(value_bits) + " bits");
-    }
-    value |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) {
-      *in = in->subspan(i + 1);
-      return value;
-    }
-  }
-  SLUICE_UNREACHABLE();  // the last byte either ended the value or failed the overflow check above
+  if (decode_unsigned(in, max_bytes, value_bits, &value)) return value;
+  return why_refused(*in, max_bytes, value_bits);
 }
 
 }  // namespace
+
+// Reads at most `max_bytes`; the last of them may only hold the `value_bits` that remain, so that an encoding of a
+// value wider than the type fails instead of being silently truncated.
+bool decode_unsigned(ByteView* in, size_t max_bytes, unsigned value_bits, uint64_t* value) {
+  uint64_t decoded = 0;
+  for (size_t i = 0; i < max_bytes && i < in->size(); ++i) {
+    const uint8_t byte = (*in)[i];
+    const unsigned shift = static_cast<unsigned>(7 * i);
+    if (i + 1 == max_bytes && (byte >> (value_bits - shift)) != 0) return false;
+    decoded |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) {
+      *in = in->subspan(i + 1);
+      *value = decoded;
+      return true;
+    }
+  }
+  return false;  // truncated
+}
 
 size_t unsigned_varint_size(uint32_t v) { return unsigned_size(v); }
 size_t unsigned_varlong_size(uint64_t v) { return unsigned_size(v); }

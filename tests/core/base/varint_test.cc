@@ -139,5 +139,43 @@ TEST(Varint, NonMinimalEncodingsAreAcceptedAsKafkaDoes) {
   EXPECT_EQ(in.size(), 1u);
 }
 
+template <typename T>
+void expect_same_read(const Bytes& bytes, Result<T> (*read)(ByteView*), bool (*try_read)(ByteView*, T*)) {
+  ByteView slow(bytes);
+  ByteView fast(bytes);
+  const Result<T> expected = read(&slow);
+  T value = 0;
+  ASSERT_EQ(try_read(&fast, &value), expected.ok()) << testing::PrintToString(bytes);
+  EXPECT_EQ(fast.size(), slow.size());
+  if (expected.ok()) {
+    EXPECT_EQ(value, *expected);
+  }
+}
+
+// The fast signed reads accept exactly what the Result reads accept, with the same value and the same bytes
+// consumed: every one- and two-byte input, and random ones biased to the bytes that matter (continuation bits,
+// all-ones, zero) at every length up to past the longest encoding.
+TEST(Varint, TheFastReadsAgreeWithTheResultReads) {
+  std::vector<Bytes> inputs;
+  inputs.push_back({});
+  for (int a = 0; a < 256; ++a) {
+    inputs.push_back({static_cast<uint8_t>(a)});
+    for (int b = 0; b < 256; ++b) inputs.push_back({static_cast<uint8_t>(a), static_cast<uint8_t>(b)});
+  }
+  std::mt19937_64 rng(7);
+  const uint8_t interesting[] = {0x00, 0x01, 0x0f, 0x10, 0x7f, 0x80, 0x81, 0xfe, 0xff, 0x02, 0x03};
+  for (int i = 0; i < 200000; ++i) {
+    Bytes in(rng() % 13);
+    for (uint8_t& byte : in) {
+      byte = rng() % 4 == 0 ? static_cast<uint8_t>(rng()) : interesting[rng() % sizeof(interesting)];
+    }
+    inputs.push_back(std::move(in));
+  }
+  for (const Bytes& bytes : inputs) {
+    expect_same_read(bytes, read_varint, try_read_varint);
+    expect_same_read(bytes, read_varlong, try_read_varlong);
+  }
+}
+
 }  // namespace
 }  // namespace sluice
