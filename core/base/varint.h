@@ -53,11 +53,20 @@ Result<int64_t> read_varlong(ByteView* in);
 // value is decoded inline. They accept exactly what the reads above accept; false on failure (`*in` then
 // unchanged), and the reads above say why.
 bool decode_unsigned(ByteView* in, size_t max_bytes, unsigned value_bits, uint64_t* value);
+// One- and two-byte values (lengths of records up to 8 KiB) inline; two bytes never overflow a varint.
 inline bool try_read_unsigned(ByteView* in, size_t max_bytes, unsigned value_bits, uint64_t* value) {
-  if (in->empty() || (*in)[0] >= 0x80) return decode_unsigned(in, max_bytes, value_bits, value);
-  *value = (*in)[0];
-  *in = in->subspan(1);
-  return true;
+  const size_t size = in->size();
+  if (size >= 1 && (*in)[0] < 0x80) {
+    *value = (*in)[0];
+    *in = in->subspan(1);
+    return true;
+  }
+  if (size >= 2 && (*in)[1] < 0x80) {
+    *value = ((*in)[0] & 0x7fu) | (uint64_t{(*in)[1]} << 7);
+    *in = in->subspan(2);
+    return true;
+  }
+  return decode_unsigned(in, max_bytes, value_bits, value);
 }
 inline bool try_read_varint(ByteView* in, int32_t* out) {
   uint64_t v = 0;

@@ -42,19 +42,29 @@ Status read_body(ByteView body, RecordView* out) {
   return Status();
 }
 
-// read_nullable_bytes without a Result: the per-record fast path below.
-bool scan_nullable_bytes(ByteView* in, std::optional<ByteView>* out) {
+// read_nullable_bytes without a Result, for the per-record fast path below: false when malformed, else `*in`
+// advanced past the field, `*null` set, and `*bytes` the field's bytes (empty when null).
+[[gnu::always_inline]] inline bool scan_field(ByteView* in, ByteView* bytes, bool* null) {
   ByteView cursor = *in;
   int32_t length = 0;
   if (!try_read_varint(&cursor, &length)) return false;
-  if (length == -1) {
+  *null = length == -1;
+  if (*null) length = 0;
+  if (length < 0 || static_cast<size_t>(length) > cursor.size()) return false;
+  *bytes = cursor.first(static_cast<size_t>(length));
+  *in = cursor.subspan(static_cast<size_t>(length));
+  return true;
+}
+
+[[gnu::always_inline]] inline bool scan_nullable_bytes(ByteView* in, std::optional<ByteView>* out) {
+  ByteView bytes;
+  bool null = false;
+  if (!scan_field(in, &bytes, &null)) return false;
+  if (null) {
     out->reset();
   } else {
-    if (length < 0 || static_cast<size_t>(length) > cursor.size()) return false;
-    *out = cursor.first(static_cast<size_t>(length));
-    cursor = cursor.subspan(static_cast<size_t>(length));
+    *out = bytes;
   }
-  *in = cursor;
   return true;
 }
 
@@ -72,10 +82,10 @@ bool scan_body(ByteView body, RecordView* out) {
   const int32_t count = out->header_count;
   if (count < 0 || static_cast<size_t>(count) > body.size() / 2) return false;  // read_record_headers' bound
   const ByteView headers_start = body;
-  std::optional<ByteView> key;
-  std::optional<ByteView> value;
-  for (int32_t i = 0; i < count; ++i) {
-    if (!scan_nullable_bytes(&body, &key) || !key.has_value() || !scan_nullable_bytes(&body, &value)) return false;
+  ByteView bytes;
+  bool null = false;
+  for (int32_t i = 0; i < count; ++i) {  // a header's key may not be null, its value may
+    if (!scan_field(&body, &bytes, &null) || null || !scan_field(&body, &bytes, &null)) return false;
   }
   out->headers = headers_start.first(headers_start.size() - body.size());
   return body.empty();
