@@ -64,8 +64,9 @@ class PosixFile final : public File {
 
   Result<size_t> pread(uint64_t offset, MutableByteView out) override;
   Status append(ByteView data) override;
-  Status append_gathered(std::span<const ByteView> parts) override;
   Status pwrite(uint64_t offset, ByteView data) override;
+  Status pwrite_gathered(uint64_t offset, std::span<const ByteView> parts) override;
+  Status preallocate(uint64_t size) override;
   Result<uint64_t> size() override;
   Status truncate(uint64_t size) override;
   Status sync() override;
@@ -119,8 +120,9 @@ Status PosixFile::append(ByteView data) {
 }
 
 // One pwritev per IOV_MAX parts, resumed after a short write.
-Status PosixFile::append_gathered(std::span<const ByteView> parts) {
-  SLUICE_ASSIGN_OR_RETURN(uint64_t end, size());
+Status PosixFile::pwrite_gathered(uint64_t offset, std::span<const ByteView> parts) {
+  if (handle_ == nullptr) return closed_status();
+  uint64_t end = offset;
   std::vector<iovec> pending;
   pending.reserve(parts.size());
   for (const ByteView part : parts) {
@@ -162,6 +164,21 @@ Status PosixFile::truncate(uint64_t size) {
     return sys_result(::ftruncate(handle->fd, static_cast<off_t>(size)));
   });
   return to_status(r, "ftruncate", handle_->path);
+}
+
+Status PosixFile::preallocate(uint64_t size) {
+  if (handle_ == nullptr) return closed_status();
+  const SysResult r = loop_.run_blocking([handle = handle_, size] {
+    // Mode 0 allocates (unwritten, reading as zeros) and extends the size; it never shrinks. A file system
+    // without fallocate gets a sparse extension: the same contents, without the reserved blocks.
+    SysResult allocated = sys_result(::fallocate(handle->fd, 0, 0, static_cast<off_t>(size)));
+    if (allocated.err != EOPNOTSUPP) return allocated;
+    struct stat st {};
+    if (::fstat(handle->fd, &st) != 0) return sys_result(-1);
+    if (static_cast<uint64_t>(st.st_size) >= size) return SysResult{};
+    return sys_result(::ftruncate(handle->fd, static_cast<off_t>(size)));
+  });
+  return to_status(r, "fallocate", handle_->path);
 }
 
 Status PosixFile::sync() {

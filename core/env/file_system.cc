@@ -34,8 +34,13 @@ Status write_file_atomically(FileSystem& fs, const std::string& path, const std:
   return fs.sync_dir(parent_dir(path));
 }
 
-Status File::append_gathered(std::span<const ByteView> parts) {
-  return parts.size() == 1 ? append(parts.front()) : append(concat(parts));
+Status File::pwrite_gathered(uint64_t offset, std::span<const ByteView> parts) {
+  return parts.size() == 1 ? pwrite(offset, parts.front()) : pwrite(offset, concat(parts));
+}
+
+Status File::preallocate(uint64_t size) {
+  SLUICE_ASSIGN_OR_RETURN(const uint64_t current, this->size());
+  return current < size ? truncate(size) : Status();
 }
 
 Result<DiskSpace> FileSystem::space(std::string_view path) {

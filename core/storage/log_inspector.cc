@@ -6,11 +6,30 @@
 #include "core/storage/cleaner_checkpoint.h"
 #include "core/storage/topic_partition.h"
 #include "core/storage/record_batch.h"
+#include "core/storage/segment.h"
 
 namespace sluice::storage {
 namespace {
 
 constexpr size_t kChunkBytes = 1 << 20;
+
+// split_batches, except that a header that does not parse ends the batches instead of failing them all (unless it
+// is the first): the damage is then reported at its own byte, after the batches before it.
+Result<std::vector<BatchSpan>> valid_prefix(ByteView chunk, size_t* consumed) {
+  Result<std::vector<BatchSpan>> spans = split_batches(chunk, consumed);
+  if (spans.ok()) return spans;
+  std::vector<BatchSpan> prefix;
+  size_t position = 0;
+  while (chunk.size() - position >= kBatchHeaderBytes) {
+    Result<BatchHeader> header = parse_batch_header(chunk.subspan(position));
+    if (!header.ok() || header->size_bytes() > chunk.size() - position) break;
+    prefix.push_back(BatchSpan{*header, position});
+    position += header->size_bytes();
+  }
+  if (prefix.empty()) return spans;  // the first header is bad: its error
+  *consumed = position;
+  return prefix;
+}
 
 // Walks every batch of a .log file, in chunks, stopping at the first that does not verify.
 Status scan_segment(File& file, int64_t live_from, SegmentReport& report) {
@@ -22,7 +41,7 @@ Status scan_segment(File& file, int64_t live_from, SegmentReport& report) {
     SLUICE_ASSIGN_OR_RETURN(size_t got, file.pread(position, chunk));
     chunk.resize(got);
     size_t consumed = 0;
-    Result<std::vector<BatchSpan>> spans = split_batches(chunk, &consumed);
+    Result<std::vector<BatchSpan>> spans = valid_prefix(chunk, &consumed);
     if (!spans.ok() || spans->empty()) {
       Result<BatchHeader> header = parse_batch_header(chunk);
       if (header.ok() && header->size_bytes() > chunk.size() && position + header->size_bytes() <= report.size_bytes) {
@@ -32,6 +51,12 @@ Status scan_segment(File& file, int64_t live_from, SegmentReport& report) {
       }
     }
     if (!spans.ok() || spans->empty()) {
+      SLUICE_ASSIGN_OR_RETURN(const bool zeros, only_zeros(file, position, report.size_bytes));
+      if (zeros) {
+        report.preallocated_bytes = report.size_bytes - position;
+        report.size_bytes = position;
+        return Status();
+      }
       report.damage = "no valid batch at byte " + std::to_string(position) +
                       (spans.ok() ? " (incomplete: a torn tail?)" : ": " + spans.status().message());
       return Status();

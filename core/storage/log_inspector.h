@@ -18,7 +18,8 @@ struct SegmentReport {
   std::string file;
   int64_t base_offset = 0;
   int64_t last_offset = -1;  // -1: empty
-  uint64_t size_bytes = 0;
+  uint64_t size_bytes = 0;       // the batches' bytes
+  uint64_t preallocated_bytes = 0;  // zeros after the last batch (an active persisted segment), not damage
   int64_t batches = 0;
   int64_t records = 0;
   int64_t min_timestamp = -1;

@@ -165,6 +165,9 @@ std::string format_report(const PartitionReport& r) {
     out += fmt::format("    {}  offsets {}-{}  {} batches  {} records  {} bytes  time {} .. {}\n", s.file,
                        s.base_offset, s.last_offset, s.batches, s.records, s.size_bytes,
                        format_timestamp(s.min_timestamp), format_timestamp(s.max_timestamp));
+    if (s.preallocated_bytes > 0) {
+      out += fmt::format("      then {} preallocated bytes (zeros)\n", s.preallocated_bytes);
+    }
     if (!s.damage.empty()) out += "      DAMAGE: " + s.damage + "\n";
   }
   for (const std::string& f : r.other_files) out += "  other file: " + f + "\n";
@@ -202,7 +205,8 @@ std::string format_reports_json(const std::vector<PartitionReport>& reports) {
       append_json_string(out, s.file);
       out += ",\"base_offset\":" + std::to_string(s.base_offset) + ",\"last_offset\":" + std::to_string(s.last_offset) +
              ",\"batches\":" + std::to_string(s.batches) + ",\"records\":" + std::to_string(s.records) +
-             ",\"size_bytes\":" + std::to_string(s.size_bytes) + ",\"min_timestamp\":" +
+             ",\"size_bytes\":" + std::to_string(s.size_bytes) +
+             ",\"preallocated_bytes\":" + std::to_string(s.preallocated_bytes) + ",\"min_timestamp\":" +
              std::to_string(s.min_timestamp) + ",\"max_timestamp\":" + std::to_string(s.max_timestamp) +
              ",\"damage\":";
       append_json_string(out, s.damage);

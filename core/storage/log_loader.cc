@@ -187,10 +187,17 @@ Result<std::shared_ptr<Segment>> Loader::load_segment(int64_t base, bool trusted
       SLUICE_PROBE("log_loader.interior_damage_refused");
       return refuse(*segment, scan, dir_);
     }
-    SLUICE_PROBE("log_loader.torn_tail_truncated");
-    env_.log.warn("{}: truncating a torn tail of {} bytes: {}", dir_, scan.file_bytes - scan.valid_bytes, scan.problem);
+    const uint64_t tail = scan.file_bytes - scan.valid_bytes;
+    if (scan.zero_tail) {  // the active segment's preallocated end: nothing was lost there
+      SLUICE_PROBE("log_loader.preallocated_tail_cut");
+      env_.log.info("{}: cutting {} preallocated bytes after the last batch of {}", dir_, tail, segment->log_path());
+      loaded_.stats.preallocated_bytes_cut += tail;
+    } else {
+      SLUICE_PROBE("log_loader.torn_tail_truncated");
+      env_.log.warn("{}: truncating a torn tail of {} bytes: {}", dir_, tail, scan.problem);
+      loaded_.stats.torn_bytes_truncated += tail;
+    }
     SLUICE_TRY(segment->truncate_file_to_valid());
-    loaded_.stats.torn_bytes_truncated += scan.file_bytes - scan.valid_bytes;
   }
   return std::shared_ptr<Segment>(std::move(segment));
 }

@@ -16,7 +16,7 @@ Result<AppendResult> LogManager::append(const TopicPartition& tp, ByteView batch
   options.defer_sync = defer_sync;
   SLUICE_TRY(check_disk_pressure(tp));
   Result<AppendResult> appended = log->append(batches, options);
-  if (appended.ok()) disk_usage_.appended_since += batches.size();
+  if (appended.ok()) disk_usage_.appended_since += appended->disk_bytes;  // preallocation included
   if (!appended.ok() && appended.status().code() == Code::kNoSpace) {
     ++appends_refused_for_space_;
     env_.log.warn("{}: append refused, the disk is full: {}", tp.to_string(), appended.status().to_string());

@@ -139,8 +139,11 @@ Result<AppendResult> PartitionLog::append(ByteView batches, const AppendOptions&
     if (should_roll(active(), batches.size(), incoming_max_timestamp, result.last_offset)) {
       SLUICE_TRY(roll_locked());
     }
-    Status written = active().append(outgoing.parts, spans);
+    const uint64_t allocated_before = active().allocated_bytes();
+    Status written =
+        active().append(outgoing.parts, spans, settings_.persisted ? kPersistedPreallocateBytes : 0);
     if (!written.ok()) return written.code() == Code::kIoError ? fail(written) : written;
+    result.disk_bytes = active().allocated_bytes() - allocated_before;
     log_end_offset_ = result.last_offset + 1;
     ++stats_.appends;
     advance_high_watermark();

@@ -33,6 +33,11 @@
 namespace sluice::storage {
 
 // What the log needs of a topic's configuration (TopicConfig maps onto it). Kafka names in the comments.
+// How far past each write the active segment's .log of a `persisted` log is preallocated (Segment::append): a
+// sync after an append inside it journals no size change, which on ext4 is about a quarter of the sync. One
+// extension per MiB; an idle partition holds at most this much unused disk until its segment is sealed.
+inline constexpr uint64_t kPersistedPreallocateBytes = 1024 * 1024;
+
 struct LogSettings {
   int64_t segment_bytes = 1073741824;      // segment.bytes
   int64_t segment_ms = 604800000;          // segment.ms
@@ -61,6 +66,7 @@ struct AppendResult {
   int64_t log_append_time_ms = -1;  // -1 under CreateTime
   int64_t log_start_offset = 0;
   bool sync_deferred = false;  // defer_sync took effect: not durable yet (see wait_for_durability)
+  uint64_t disk_bytes = 0;     // what the .log grew by: the batches, plus any preallocation they started
 };
 
 struct ReadResult {
@@ -95,6 +101,7 @@ struct LoadStats {
   size_t segments_recovered = 0;  // fully scanned
   size_t indexes_rebuilt = 0;
   uint64_t torn_bytes_truncated = 0;
+  uint64_t preallocated_bytes_cut = 0;  // zeros after the last segment's data (a persisted log's preallocation)
   size_t temp_files_removed = 0;
 };
 

@@ -33,6 +33,7 @@ Status Segment::open_files(OpenMode mode) {
   SLUICE_ASSIGN_OR_RETURN(offset_index_, OffsetIndex::open(env_.fs, index_path(), base_offset_, config_.index_bytes));
   SLUICE_ASSIGN_OR_RETURN(time_index_, TimeIndex::open(env_.fs, time_index_path(), base_offset_, config_.index_bytes));
   SLUICE_ASSIGN_OR_RETURN(size_, log_->size());
+  allocated_ = size_;
   return Status();
 }
 
@@ -95,18 +96,40 @@ Status Segment::index_batch(const BatchHeader& header, uint64_t position) {
   return Status();
 }
 
-Status Segment::append(std::span<const ByteView> parts, std::span<const BatchSpan> spans) {
+Status Segment::preallocate_for(uint64_t bytes, uint64_t preallocate_bytes) {
+  if (preallocate_bytes == 0 || size_ + bytes <= allocated_) return Status();
+  const uint64_t target = size_ + bytes + preallocate_bytes;
+  const Status grown = log_->preallocate(target);
+  if (grown.ok()) {
+    allocated_ = target;
+    return Status();
+  }
+  SLUICE_PROBE("segment.preallocate_failed");
+  return cut_file_to(size_);  // whatever a failed fallocate left goes: the file ends where the data does
+}
+
+Status Segment::cut_file_to(uint64_t size) {
+  SLUICE_ASSERT(size <= allocated_);
+  ++writes_;
+  allocated_ = size;  // even on failure: a file in doubt is never written past `size` on the belief it is longer
+  return log_->truncate(size);
+}
+
+Status Segment::append(std::span<const ByteView> parts, std::span<const BatchSpan> spans, uint64_t preallocate_bytes) {
   SLUICE_ASSERT(!spans.empty());
   SLUICE_ASSERT(spans.front().header.base_offset >= next_offset_);
+  SLUICE_ASSERT(size_ <= allocated_);
   size_t bytes = 0;
   for (const ByteView part : parts) bytes += part.size();
   SLUICE_ASSERT(spans.back().position + spans.back().header.size_bytes() == bytes);
   const uint64_t old_size = size_;
   const int64_t old_next = next_offset_;
   ++writes_;
-  Status written = log_->append_gathered(parts);
+  Status written = preallocate_for(bytes, preallocate_bytes);
+  if (written.ok()) written = log_->pwrite_gathered(size_, parts);  // at size_: the file may end in zeros
   if (!written.ok()) return rollback(old_size, old_next, std::move(written));
   size_ += bytes;  // before the index entries, so that no entry ever points past size_
+  allocated_ = std::max(allocated_, size_);
   for (const BatchSpan& span : spans) {
     SLUICE_ASSERT(span.header.base_offset >= next_offset_);
     Status indexed = index_batch(span.header, old_size + span.position);
@@ -119,7 +142,8 @@ Status Segment::append(std::span<const ByteView> parts, std::span<const BatchSpa
 Status Segment::rollback(uint64_t size, int64_t next_offset, Status cause) {
   size_ = size;
   next_offset_ = next_offset;
-  Status undone = log_->truncate(size);
+  allocated_ = std::max(allocated_, size);  // (a failed write may have extended the file: cut it all)
+  Status undone = cut_file_to(size);
   if (undone.ok()) undone = offset_index_->truncate_to(next_offset);
   if (undone.ok()) undone = time_index_->truncate_to(next_offset);
   if (!undone.ok()) {
@@ -129,6 +153,7 @@ Status Segment::rollback(uint64_t size, int64_t next_offset, Status cause) {
 }
 
 Status Segment::seal() {
+  if (allocated_ > size_) SLUICE_TRY(cut_file_to(size_));
   if (max_timestamp_ < 0) return Status();
   ++writes_;
   // Past a full index too: Kafka's skipFullCheck, so the last entry always carries the max timestamp.
@@ -192,6 +217,18 @@ Result<std::string> check_batch(File& file, const std::string& name, uint64_t po
 
 }  // namespace
 
+Result<bool> only_zeros(File& file, uint64_t from, uint64_t to) {
+  Bytes chunk(std::min<uint64_t>(to - from, 64 * 1024));
+  for (uint64_t position = from; position < to;) {
+    const MutableByteView part(chunk.data(), std::min<uint64_t>(chunk.size(), to - position));
+    SLUICE_ASSIGN_OR_RETURN(const size_t got, file.pread(position, part));
+    if (got != part.size()) return false;  // shorter than its size: not a preallocated tail either
+    if (std::any_of(part.begin(), part.end(), [](uint8_t b) { return b != 0; })) return false;
+    position += got;
+  }
+  return true;
+}
+
 Result<SegmentScan> scan_log_file(File& file, const std::string& name, int64_t base_offset,
                                   const std::function<Status(const BatchHeader&, uint64_t)>& on_batch) {
   SegmentScan scan;
@@ -210,6 +247,9 @@ Result<SegmentScan> scan_log_file(File& file, const std::string& name, int64_t b
   }
   scan.valid_bytes = position;
   scan.next_offset = next_offset;
+  if (!scan.clean()) {
+    SLUICE_ASSIGN_OR_RETURN(scan.zero_tail, only_zeros(file, position, scan.file_bytes));
+  }
   SLUICE_ASSERT(scan.valid_bytes <= scan.file_bytes);
   SLUICE_ASSERT(scan.next_offset >= base_offset);
   return scan;
@@ -232,8 +272,8 @@ Result<SegmentScan> Segment::recover() {
 Status Segment::truncate_file_to_valid() {
   SLUICE_ASSIGN_OR_RETURN(uint64_t file_bytes, log_->size());
   SLUICE_ASSERT(size_ <= file_bytes);
-  ++writes_;
-  return log_->truncate(size_);
+  allocated_ = file_bytes;
+  return cut_file_to(size_);
 }
 
 // The indexes are taken as they are, so only the part after the last offset index entry is walked.
@@ -283,8 +323,7 @@ Status Segment::truncate_to(int64_t offset) {
   SLUICE_ASSERT(offset >= base_offset_);
   SLUICE_ASSIGN_OR_RETURN(std::optional<uint64_t> position, find_position(offset));
   if (!position.has_value()) return Status();  // nothing at or above `offset`
-  ++writes_;
-  SLUICE_TRY(log_->truncate(*position));
+  SLUICE_TRY(cut_file_to(*position));
   size_ = *position;
   SLUICE_TRY(offset_index_->truncate_to(offset));
   SLUICE_TRY(time_index_->truncate_to(offset));

@@ -37,6 +37,9 @@ struct SegmentScan {
   size_t batches = 0;
   int64_t next_offset = 0;  // after the last valid batch (the base offset when there is none)
   std::string problem;      // empty when the whole file is valid
+  // Everything after the valid prefix is zeros: the preallocated end of an active segment (Segment::append), not
+  // a torn write. Only meaningful when !clean().
+  bool zero_tail = false;
   bool clean() const { return problem.empty(); }
 };
 
@@ -65,9 +68,15 @@ class Segment {
   // `spans` describe them in order within that concatenation.
   // REQUIRES: the first base offset >= next_offset(), offsets strictly increasing, within int32 of the base.
   // On failure the segment is rolled back to its previous end; a failed rollback is reported as kIoError.
-  Status append(std::span<const ByteView> parts, std::span<const BatchSpan> spans);
-  // Adds the final time index entry (the segment's max timestamp), as Kafka does on roll and close.
+  // `preallocate_bytes` > 0: when the write would pass the .log's preallocated end, the file is first extended
+  // (File::preallocate) to this much past the write, so that the syncs of the appends after it journal no size
+  // change. The file then ends in zeros past size_bytes(), until seal() or recovery cuts them.
+  Status append(std::span<const ByteView> parts, std::span<const BatchSpan> spans, uint64_t preallocate_bytes = 0);
+  // Cuts the .log's preallocated zeros and adds the final time index entry (the segment's max timestamp), as
+  // Kafka does on roll and close: a sealed segment's file ends with its last batch once it is synced.
   Status seal();
+  // The .log's length on disk, preallocated zeros included.
+  uint64_t allocated_bytes() const { return allocated_; }
   // Syncs the .log and both indexes (fdatasync each; an unchanged index costs nothing).
   Status flush();
   // The parts of flush, for a caller that overlaps them (group commit hands the indexes to other fibers): take
@@ -120,6 +129,10 @@ class Segment {
   // Index maintenance for one batch that now sits at `position` (append and recovery share it).
   Status index_batch(const BatchHeader& header, uint64_t position);
   Status rollback(uint64_t size, int64_t next_offset, Status cause);
+  // Extends the .log ahead of a write of `bytes` (see append). A failure is not the append's: the write goes on
+  // without (a full disk then refuses the write itself).
+  Status preallocate_for(uint64_t bytes, uint64_t preallocate_bytes);
+  Status cut_file_to(uint64_t size);  // truncates the .log, keeping allocated_ true
   Status walk_tail();
   Status reset_state();
   std::string path(std::string_view suffix) const;
@@ -133,6 +146,7 @@ class Segment {
   std::unique_ptr<OffsetIndex> offset_index_;
   std::unique_ptr<TimeIndex> time_index_;
   uint64_t size_ = 0;
+  uint64_t allocated_ = 0;  // the .log's length: size_ plus preallocated zeros (>= size_)
   int64_t next_offset_;
   int64_t max_timestamp_ = -1;
   int64_t offset_of_max_timestamp_ = -1;
@@ -145,9 +159,13 @@ class Segment {
 };
 
 // Scans the batches of a .log file from byte 0 with the checks recover() makes, calling `on_batch` for each
-// valid one (header, position). Stops at the first invalid batch and reports it in `problem`.
+// valid one (header, position). Stops at the first invalid batch and reports it in `problem` (and whether only
+// zeros follow, in `zero_tail`).
 Result<SegmentScan> scan_log_file(File& file, const std::string& name, int64_t base_offset,
                                   const std::function<Status(const BatchHeader&, uint64_t)>& on_batch);
+
+// Whether the bytes [from, to) of `file` are all zeros (a preallocated tail).
+Result<bool> only_zeros(File& file, uint64_t from, uint64_t to);
 
 // The first record of `batch` (one whole batch) at an offset >= min_offset with a timestamp >= target.
 // Uncompressed batches are walked record by record without copying; compressed ones are decoded; under

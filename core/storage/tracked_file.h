@@ -22,13 +22,17 @@ class TrackedFile final : public File {
     ++writes_;
     return file_->append(data);
   }
-  Status append_gathered(std::span<const ByteView> parts) override {
-    ++writes_;
-    return file_->append_gathered(parts);
-  }
   Status pwrite(uint64_t offset, ByteView data) override {
     ++writes_;
     return file_->pwrite(offset, data);
+  }
+  Status pwrite_gathered(uint64_t offset, std::span<const ByteView> parts) override {
+    ++writes_;
+    return file_->pwrite_gathered(offset, parts);
+  }
+  Status preallocate(uint64_t size) override {
+    ++writes_;
+    return file_->preallocate(size);
   }
   Result<uint64_t> size() override { return file_->size(); }
   Status truncate(uint64_t size) override {

@@ -77,7 +77,7 @@ TEST(PosixFileSystemTest, PreadStopsAtEndOfFile) {
 }
 
 // A gathered append lands at the end in order, empty parts included, past IOV_MAX parts too (several pwritev).
-TEST(PosixFileSystemTest, GatheredAppendWritesThePartsBackToBackAtTheEnd) {
+TEST(PosixFileSystemTest, GatheredWriteWritesThePartsBackToBackAtItsOffset) {
   TempDir dir;
   RealEnv real("fs", LogLevel::kOff);
   ASSERT_EQ(real.run([&](Env& env) {
@@ -91,9 +91,33 @@ TEST(PosixFileSystemTest, GatheredAppendWritesThePartsBackToBackAtTheEnd) {
       parts.push_back(ByteView(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
       expected += text;
     }
-    ASSERT_TRUE(file->append_gathered(parts).ok());
+    ASSERT_TRUE(file->pwrite_gathered(5, parts).ok());
     ASSERT_TRUE(file->append(as_bytes("|")).ok());
     EXPECT_EQ(read_all(*file), expected + "|");
+    ASSERT_TRUE(file->pwrite_gathered(0, std::vector<ByteView>{as_bytes("HE"), as_bytes(""), as_bytes("AD")}).ok());
+    EXPECT_EQ(read_all(*file), "HEAD:" + expected.substr(5) + "|");
+  }), 0);
+}
+
+// preallocate extends with zeros and never shrinks; writes below the preallocated end leave the size alone.
+TEST(PosixFileSystemTest, PreallocateExtendsWithZerosAndNeverShrinks) {
+  TempDir dir;
+  RealEnv real("fs", LogLevel::kOff);
+  ASSERT_EQ(real.run([&](Env& env) {
+    auto file = std::move(env.fs.open(dir / "p", OpenMode::kCreate)).value();
+    ASSERT_TRUE(file->append(as_bytes("abc")).ok());
+    ASSERT_TRUE(file->preallocate(8192).ok());
+    EXPECT_EQ(file->size().value(), 8192u);
+    ASSERT_TRUE(file->preallocate(100).ok());
+    EXPECT_EQ(file->size().value(), 8192u);
+    ASSERT_TRUE(file->pwrite(3, as_bytes("def")).ok());
+    EXPECT_EQ(file->size().value(), 8192u);
+    ASSERT_TRUE(file->sync().ok());
+    const std::string all = read_all(*file);
+    EXPECT_EQ(all.substr(0, 6), "abcdef");
+    EXPECT_EQ(all.find_first_not_of('\0', 6), std::string::npos);
+    ASSERT_TRUE(file->truncate(6).ok());
+    EXPECT_EQ(read_all(*file), "abcdef");
   }), 0);
 }
 

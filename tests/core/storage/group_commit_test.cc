@@ -46,12 +46,7 @@ void append_concurrently(Env env, PartitionLog& log, int fibers, int per_fiber, 
 
 // Entries of the segment-0 .index as the disk holds them now (after a power loss: what was synced).
 size_t index_entries_on_disk(FileSystem& fs) {
-  auto file = fs.open(kDir + "/" + segment_file_name(0, kIndexSuffix), OpenMode::kRead);
-  EXPECT_TRUE(file.ok()) << file.status().to_string();
-  if (!file.ok()) return 0;
-  auto size = (*file)->size();
-  EXPECT_TRUE(size.ok());
-  return size.ok() ? *size / kOffsetIndexEntryBytes : 0;
+  return file_bytes(fs, kDir + "/" + segment_file_name(0, kIndexSuffix)) / kOffsetIndexEntryBytes;
 }
 
 // After a power loss: every acknowledged batch is at its offset with its content, and the .index on disk has the

@@ -111,6 +111,16 @@ inline std::optional<std::string> text(const std::optional<Bytes>& bytes) {
   return std::string(bytes->begin(), bytes->end());
 }
 
+// A file's size as the disk holds it now (0, with a test failure, when it cannot be read).
+inline uint64_t file_bytes(FileSystem& fs, const std::string& path) {
+  auto file = fs.open(path, OpenMode::kRead);
+  EXPECT_TRUE(file.ok()) << file.status().to_string();
+  if (!file.ok()) return 0;
+  auto size = (*file)->size();
+  EXPECT_TRUE(size.ok());
+  return size.ok() ? *size : 0;
+}
+
 inline std::vector<Seen> read_all(PartitionLog& log) {
   std::vector<Seen> out;
   int64_t offset = log.log_start_offset();
