@@ -526,7 +526,8 @@ Status PartitionLog::close() {
   SLUICE_TRY(failed_);  // no marker: the next open recovers
   while (syncing_) sync_done_.wait();
   Status sealed = active().seal();
-  if (sealed.ok()) sealed = sync_round();  // the seal dirtied the active segment even when nothing else did
+  // The seal dirtied the active segment even when nothing else did; its indexes go too (the marker trusts them).
+  if (sealed.ok()) sealed = sync_round(/*active_indexes=*/true);
   SLUICE_TRY(sealed);
   SLUICE_ASSERT(recovery_point_ == log_end_offset_);
   SLUICE_TRY(write_state());

@@ -210,8 +210,10 @@ class PartitionLog {
   Status roll_locked();
   Status write_state();
   Status sync_through(int64_t offset);
-  Status sync_round();
-  Status sync_segments(const std::vector<std::shared_ptr<Segment>>& dirty);
+  // `active_indexes`: the active segment's index files too (a clean close, whose marker lets the next open trust
+  // them); otherwise only its .log.
+  Status sync_round(bool active_indexes = false);
+  Status sync_segments(const std::vector<std::shared_ptr<Segment>>& dirty, bool active_indexes);
   Status fail(Status cause);
   Status delete_expired_files(Instant now);
   // What an append writes: `parts`, viewing the caller's batches and the members here.

@@ -1,6 +1,9 @@
 // PartitionLog's group commit (durability=persisted, flush.messages, flush.ms, flush()): one sync round at a
-// time covers everything appended before it started, appends go on while it runs, and the round's index files are
-// synced beside the flusher's .log sync, by appenders waiting for it or on fibers of their own.
+// time covers everything appended before it started, and appends go on while it runs. A round syncs the active
+// segment's .log only: its indexes are derived data that recovery always rebuilds (the loader scans the segment
+// holding the recovery point, and the active one is never below it), so an acknowledgement does not wait for
+// them; a roll and a clean close sync them. Any other dirty segment's index files are synced beside the
+// flusher's .log sync, by appenders waiting for it or on fibers of their own.
 #include "core/storage/partition_log.h"
 
 #include <algorithm>
@@ -73,9 +76,10 @@ Status PartitionLog::sync_through(int64_t offset) {
 }
 
 // Syncs the .log of every dirty segment while waiting appenders, or fibers of their own, sync the indexes.
-Status PartitionLog::sync_segments(const std::vector<std::shared_ptr<Segment>>& dirty) {
+Status PartitionLog::sync_segments(const std::vector<std::shared_ptr<Segment>>& dirty, bool active_indexes) {
   std::vector<std::shared_ptr<SyncJob>> jobs;
   for (const std::shared_ptr<Segment>& segment : dirty) {
+    if (!active_indexes && segment.get() == &active()) continue;  // recovery rebuilds them (top of file)
     for (const bool time_index : {false, true}) {
       // An unchanged index needs no sync and no fiber: most rounds add no entry (one per index.interval.bytes).
       if (!(time_index ? segment->time_index_unsynced() : segment->offset_index_unsynced())) continue;
@@ -110,7 +114,7 @@ Status PartitionLog::sync_segments(const std::vector<std::shared_ptr<Segment>>& 
   return synced;
 }
 
-Status PartitionLog::sync_round() {
+Status PartitionLog::sync_round(bool active_indexes) {
   SLUICE_ASSERT(!syncing_);
   syncing_ = true;
   struct Done {
@@ -126,11 +130,13 @@ Status PartitionLog::sync_round() {
   std::vector<std::shared_ptr<Segment>> dirty;
   std::vector<uint64_t> writes;
   for (const auto& [base, segment] : segments_) {
-    if (!segment->dirty()) continue;
+    const bool indexes_pending = active_indexes && segment.get() == &active() &&
+                                 (segment->offset_index_unsynced() || segment->time_index_unsynced());
+    if (!segment->dirty() && !indexes_pending) continue;
     dirty.push_back(segment);
     writes.push_back(segment->writes());
   }
-  Status synced = sync_segments(dirty);
+  Status synced = sync_segments(dirty, active_indexes);
   if (!synced.ok()) return fail(synced);  // fsyncgate: never retry a failed sync and call it durable
   for (size_t i = 0; i < dirty.size(); ++i) dirty[i]->mark_synced(writes[i]);
   if (changes != dir_synced_) {
