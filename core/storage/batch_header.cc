@@ -96,10 +96,14 @@ Result<std::vector<BatchSpan>> split_batches(ByteView buffer, size_t* consumed) 
   std::vector<BatchSpan> spans;
   size_t position = 0;
   while (buffer.size() - position >= kBatchHeaderBytes) {
-    SLUICE_ASSIGN_OR_RETURN(BatchHeader header, parse_batch_header(buffer.subspan(position)));
-    if (header.size_bytes() > buffer.size() - position) break;  // incomplete: the caller decides
-    spans.push_back(BatchSpan{header, position});
-    position += header.size_bytes();
+    Result<BatchHeader> header = parse_batch_header(buffer.subspan(position));
+    if (!header.ok()) {
+      if (consumed != nullptr) *consumed = position;  // the whole batches before the bad header
+      return std::move(header).take_status();
+    }
+    if (header->size_bytes() > buffer.size() - position) break;  // incomplete: the caller decides
+    spans.push_back(BatchSpan{*header, position});
+    position += header->size_bytes();
   }
   if (consumed != nullptr) *consumed = position;
   return spans;

@@ -17,18 +17,8 @@ constexpr size_t kChunkBytes = 1 << 20;
 // is the first): the damage is then reported at its own byte, after the batches before it.
 Result<std::vector<BatchSpan>> valid_prefix(ByteView chunk, size_t* consumed) {
   Result<std::vector<BatchSpan>> spans = split_batches(chunk, consumed);
-  if (spans.ok()) return spans;
-  std::vector<BatchSpan> prefix;
-  size_t position = 0;
-  while (chunk.size() - position >= kBatchHeaderBytes) {
-    Result<BatchHeader> header = parse_batch_header(chunk.subspan(position));
-    if (!header.ok() || header->size_bytes() > chunk.size() - position) break;
-    prefix.push_back(BatchSpan{*header, position});
-    position += header->size_bytes();
-  }
-  if (prefix.empty()) return spans;  // the first header is bad: its error
-  *consumed = position;
-  return prefix;
+  if (spans.ok() || *consumed == 0) return spans;
+  return split_batches(chunk.first(*consumed), consumed);
 }
 
 // Walks every batch of a .log file, in chunks, stopping at the first that does not verify.

@@ -32,12 +32,12 @@
 
 namespace sluice::storage {
 
-// What the log needs of a topic's configuration (TopicConfig maps onto it). Kafka names in the comments.
 // How far past each write the active segment's .log of a `persisted` log is preallocated (Segment::append): a
 // sync after an append inside it journals no size change, which on ext4 is about a quarter of the sync. One
 // extension per MiB; an idle partition holds at most this much unused disk until its segment is sealed.
 inline constexpr uint64_t kPersistedPreallocateBytes = 1024 * 1024;
 
+// What the log needs of a topic's configuration (TopicConfig maps onto it). Kafka names in the comments.
 struct LogSettings {
   int64_t segment_bytes = 1073741824;      // segment.bytes
   int64_t segment_ms = 604800000;          // segment.ms

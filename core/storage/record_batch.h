@@ -130,7 +130,8 @@ Result<Bytes> build_batch(const std::vector<Record>& records, const BatchOptions
 Result<std::optional<Bytes>> apply_topic_compression(ByteView batch, std::optional<Compression> target);
 
 // Splits a buffer of concatenated batches (a produce request's records field or a .log range). Stops at the
-// first incomplete batch; `consumed` tells how many bytes were whole batches.
+// first incomplete batch; `consumed` tells how many bytes were whole batches. A header that does not parse fails
+// the split, with `consumed` set to the bytes of the whole batches before it.
 struct BatchSpan {
   BatchHeader header;
   size_t position = 0;  // of the batch within the buffer

@@ -142,8 +142,7 @@ Status Segment::append(std::span<const ByteView> parts, std::span<const BatchSpa
 Status Segment::rollback(uint64_t size, int64_t next_offset, Status cause) {
   size_ = size;
   next_offset_ = next_offset;
-  allocated_ = std::max(allocated_, size);  // (a failed write may have extended the file: cut it all)
-  Status undone = cut_file_to(size);
+  Status undone = cut_file_to(size);  // also whatever a failed write or preallocation left past `size`
   if (undone.ok()) undone = offset_index_->truncate_to(next_offset);
   if (undone.ok()) undone = time_index_->truncate_to(next_offset);
   if (!undone.ok()) {
