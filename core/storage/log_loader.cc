@@ -1,5 +1,6 @@
 #include "core/storage/log_loader.h"
 
+#include <limits>
 #include <set>
 #include <vector>
 
@@ -49,8 +50,10 @@ class Loader {
   Result<std::optional<int64_t>> consume_clean_marker(const Listing& listing);
   Status clean_temp_files(Listing& listing);
   Result<bool> finish_swap(int64_t base, Listing& listing);
-  Result<std::shared_ptr<Segment>> load_segment(int64_t base, bool trusted, bool last, const Listing& listing);
-  Status load_segments(const Listing& listing, bool clean, int64_t recovery_point);
+  Result<std::shared_ptr<Segment>> load_segment(int64_t base, bool trusted, int64_t torn_from, const Listing& listing,
+                                                bool* cut);
+  Status remove_later_segments(const Listing& listing, int64_t base);
+  Status load_segments(const Listing& listing, bool clean, int64_t recovery_point, bool state_found);
   Status check_order();
   Status apply_log_start(int64_t state_log_start);
   Status remove_segment_files(int64_t base);
@@ -168,7 +171,9 @@ Status Loader::clean_temp_files(Listing& listing) {
   return Status();
 }
 
-Result<std::shared_ptr<Segment>> Loader::load_segment(int64_t base, bool trusted, bool last, const Listing& listing) {
+// `torn_from`: damage at or above this offset is a torn tail, cut (*cut = true); below it, damage refuses the load.
+Result<std::shared_ptr<Segment>> Loader::load_segment(int64_t base, bool trusted, int64_t torn_from,
+                                                      const Listing& listing, bool* cut) {
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Segment> segment, Segment::open(env_, dir_, base, config_));
   const bool indexes_present = listing.names.count(segment_file_name(base, kIndexSuffix)) > 0 &&
                                listing.names.count(segment_file_name(base, kTimeIndexSuffix)) > 0;
@@ -183,12 +188,21 @@ Result<std::shared_ptr<Segment>> Loader::load_segment(int64_t base, bool trusted
   ++loaded_.stats.segments_recovered;
   recovered_.insert(base);
   if (!scan.clean()) {
-    if (!last) {
+    if (scan.next_offset < torn_from) {
       SLUICE_PROBE("log_loader.interior_damage_refused");
       return refuse(*segment, scan, dir_);
     }
+    const bool last = base == *listing.logs.rbegin();
     const uint64_t tail = scan.file_bytes - scan.valid_bytes;
-    if (scan.zero_tail) {  // the active segment's preallocated end: nothing was lost there
+    if (!last) {
+      // A rolled segment whose background sync the stop beat: what follows it was never durable either, and it
+      // must go first, so that a crash during this cut cannot leave the cut segment followed by a gap.
+      SLUICE_PROBE("log_loader.rolled_segment_torn_tail_truncated");
+      env_.log.warn("{}: truncating a torn tail of {} bytes of the rolled segment {}, deleting the later segments: {}",
+                    dir_, tail, segment->log_path(), scan.problem);
+      SLUICE_TRY(remove_later_segments(listing, base));
+      loaded_.stats.torn_bytes_truncated += tail;
+    } else if (scan.zero_tail) {  // the active segment's preallocated end: nothing was lost there
       SLUICE_PROBE("log_loader.preallocated_tail_cut");
       env_.log.info("{}: cutting {} preallocated bytes after the last batch of {}", dir_, tail, segment->log_path());
       loaded_.stats.preallocated_bytes_cut += tail;
@@ -198,25 +212,58 @@ Result<std::shared_ptr<Segment>> Loader::load_segment(int64_t base, bool trusted
       loaded_.stats.torn_bytes_truncated += tail;
     }
     SLUICE_TRY(segment->truncate_file_to_valid());
+    *cut = true;
   }
   return std::shared_ptr<Segment>(std::move(segment));
 }
 
-// Unclean: trust what lies below the segment holding the recovery point, scan from it on.
-Status Loader::load_segments(const Listing& listing, bool clean, int64_t recovery_point) {
+Status Loader::remove_later_segments(const Listing& listing, int64_t base) {
+  for (auto it = listing.logs.upper_bound(base); it != listing.logs.end(); ++it) {
+    SLUICE_TRY(remove_segment_files(*it));
+    ++loaded_.stats.segments_deleted_after_torn_tail;
+  }
+  return env_.fs.sync_dir(dir_);
+}
+
+// Unclean: trust what lies below the segment holding the recovery point, scan from it on. The last segment may
+// end torn anywhere; an earlier one only above a recovery point that partition.state gives (a `replicated` roll
+// syncs it in the background), and then the segments after it go.
+Status Loader::load_segments(const Listing& listing, bool clean, int64_t recovery_point, bool state_found) {
   loaded_.segments.clear();
   recovered_.clear();
   int64_t scan_from = listing.logs.empty() ? 0 : *listing.logs.begin();
   for (int64_t base : listing.logs) {
     if (base <= recovery_point) scan_from = base;
   }
-  for (int64_t base : listing.logs) {
-    const bool last = base == *listing.logs.rbegin();
+  constexpr int64_t kAnywhere = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kNowhere = std::numeric_limits<int64_t>::max();
+  for (auto it = listing.logs.begin(); it != listing.logs.end(); ++it) {
+    const int64_t base = *it;
+    const auto next = std::next(it);
+    const bool last = next == listing.logs.end();
     const bool trusted = clean || base < scan_from;
     // Group commit relies on this: it acknowledges without syncing the active segment's indexes.
     SLUICE_ASSERT(clean || !last || !trusted);
-    SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<Segment> segment, load_segment(base, trusted, last, listing));
+    // A closed segment may have lost its end only when the recorded recovery point lies below its successor's
+    // base: otherwise it was synced whole.
+    const bool maybe_unsynced = !last && !clean && state_found && *next > recovery_point;
+    SLUICE_ASSERT(!maybe_unsynced || !trusted);
+    const int64_t torn_from = last ? kAnywhere : maybe_unsynced ? recovery_point : kNowhere;
+    bool cut = false;
+    SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<Segment> segment, load_segment(base, trusted, torn_from, listing, &cut));
+    const int64_t end = segment->next_offset();
     loaded_.segments.emplace(base, std::move(segment));
+    if (cut) break;  // the later segments are gone
+    // Whole batches lost at the end, none torn: the next segment's base shows it. (The cleaner leaves such a gap
+    // legitimately, but always below the recorded recovery point: its swap records one past it first.)
+    if (maybe_unsynced && end >= recovery_point && end < *next) {
+      SLUICE_PROBE("log_loader.rolled_segment_lost_tail");
+      env_.log.warn("{}: the rolled segment at {} ends at offset {}, short of the next one's base {}: deleting the "
+                    "later segments",
+                    dir_, base, end, *next);
+      SLUICE_TRY(remove_later_segments(listing, base));
+      break;
+    }
   }
   loaded_.stats.segments_loaded = loaded_.segments.size();
   return check_order();
@@ -263,12 +310,12 @@ Result<LoadedLog> Loader::load() {
   SLUICE_ASSIGN_OR_RETURN(listing, list());
   const int64_t recovery_point = state.has_value() ? state->recovery_point : 0;
   loaded_.stats.clean_shutdown = clean_end.has_value();
-  Status loaded = load_segments(listing, clean_end.has_value(), recovery_point);
+  Status loaded = load_segments(listing, clean_end.has_value(), recovery_point, state.has_value());
   if (loaded.ok() && clean_end.has_value() && *clean_end != log_end()) {
     SLUICE_PROBE("log_loader.clean_marker_disagrees");
     env_.log.warn("{}: clean-shutdown marker says log end {}, files say {}: recovering", dir_, *clean_end, log_end());
     loaded_.stats = LoadStats{};
-    loaded = load_segments(listing, false, recovery_point);
+    loaded = load_segments(listing, false, recovery_point, state.has_value());
   }
   SLUICE_TRY(loaded);
   SLUICE_TRY(apply_log_start(state.has_value() ? state->log_start_offset : 0));

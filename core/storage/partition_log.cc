@@ -1,6 +1,7 @@
 #include "core/storage/partition_log.h"
 
 #include <algorithm>
+#include <exception>
 
 #include "core/base/assert.h"
 #include "core/protocol/error_codes.h"
@@ -57,6 +58,12 @@ PartitionLog::PartitionLog(Env env, std::string dir, LogSettings settings)
 }
 
 PartitionLog::~PartitionLog() {
+  // Destroyed open by a running fiber (an unclean stop in tests): a housekeeping pass in progress, such as a
+  // replicated roll's background sync, finishes first instead of resuming into a freed log. A node kill unwinds
+  // the housekeeping fiber before the fibers that own logs (newest first), so it never waits here.
+  if (background_ != nullptr && background_->busy && std::uncaught_exceptions() == 0 && env_.scheduler.in_fiber()) {
+    stop_background();
+  }
   if (background_ != nullptr) {
     SLUICE_ASSERT_MSG(!background_->busy, "a PartitionLog destroyed while its housekeeping runs");
     background_->log = nullptr;
@@ -232,17 +239,23 @@ bool PartitionLog::should_roll(const Segment& segment, uint64_t incoming_bytes, 
   return false;
 }
 
-// The old segment is synced before the new one exists: a closed segment on disk is then always whole, which is
-// what lets recovery treat damage in one as damage (not a torn tail).
+// A `persisted` log syncs the old segment before the new one exists (at most one round's appends are unsynced).
+// A `replicated` one leaves that to its background fiber, as Kafka flushes a rolled segment asynchronously:
+// syncing a whole segment of page cache (about a second per GiB here) would stall every append behind the roll.
+// Until that flush, the recovery point stays below the rolled segment's end, so recovery after a power loss
+// scans it and may cut its torn tail (log_loader.cc); a closed segment below the recovery point is always whole,
+// which is what lets recovery call damage there damage.
 Status PartitionLog::roll_locked() {
   Segment& old = active();
   SLUICE_ASSERT(!old.empty());
   SLUICE_ASSERT(old.next_offset() == log_end_offset_);
   Status sealed = old.seal();
-  if (sealed.ok()) sealed = old.flush();
+  const bool sync_now = settings_.persisted || background_ == nullptr;
+  if (sealed.ok() && sync_now) sealed = old.flush();
   if (!sealed.ok()) return fail(sealed);
-  // Every earlier segment was synced when it was rolled, so everything below the old end is durable.
-  recovery_point_ = std::max(recovery_point_, old.next_offset());
+  const int64_t old_end = old.next_offset();
+  // Every earlier segment was synced by its roll or by the flush that followed it.
+  if (sync_now && roll_flush_pending_ == 0) recovery_point_ = std::max(recovery_point_, old_end);
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Segment> next,
                           Segment::create(env_, dir_, log_end_offset_, segment_config()));
   const int64_t jitter = std::min(settings_.segment_jitter_ms, settings_.segment_ms);
@@ -251,6 +264,11 @@ Status PartitionLog::roll_locked() {
   ++dir_changes_;
   advance_high_watermark();
   SLUICE_TRY(write_state());  // syncs the directory: the new segment's entries are durable
+  if (!sync_now) {
+    // Only now: these small syncs would otherwise queue behind the segment's writeback (100 ms and more here).
+    roll_flush_pending_ = old_end;
+    background_->wake.notify_all();
+  }
   verify_invariants();
   return Status();
 }
@@ -262,11 +280,20 @@ Status PartitionLog::roll() {
   return roll_locked();
 }
 
+Status PartitionLog::record_recovery_point() {
+  AppendGuard lock(*this);
+  if (closed_) return Status();  // close() wrote the state itself
+  SLUICE_TRY(failed_);
+  return write_state();
+}
+
 Status PartitionLog::write_state() {
   SLUICE_ASSERT(recovery_point_ <= log_end_offset_);
   const uint64_t changes = dir_changes_;
-  Status written = write_partition_state(env_.fs, dir_, PartitionState{log_start_offset_, recovery_point_});
+  const int64_t recovery_point = recovery_point_;
+  Status written = write_partition_state(env_.fs, dir_, PartitionState{log_start_offset_, recovery_point});
   if (!written.ok()) return written;
+  recorded_recovery_point_ = recovery_point;
   dir_synced_ = std::max(dir_synced_, changes);
   return Status();
 }
@@ -398,6 +425,12 @@ Status PartitionLog::replace_segments(int64_t first_base, int64_t end_offset, By
     old.push_back(it->second);
   SLUICE_ASSERT(!old.empty() && old.front()->base_offset() == first_base && segments_.rbegin()->first >= end_offset);
   SLUICE_ASSERT(!cleaned.empty() || first_base != segments_.begin()->first);
+  // A cleaned segment may end short of the next one's base; above the recorded recovery point recovery would take
+  // that gap for batches a power loss took (a replicated roll syncs in the background), and cut there.
+  if (recorded_recovery_point_ < end_offset) {
+    SLUICE_TRY(sync_through(end_offset));
+    SLUICE_TRY(write_state());
+  }
   const std::string log_name = join_path(dir_, segment_file_name(first_base, kLogSuffix));
   if (!cleaned.empty()) {
     SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file,
@@ -445,6 +478,7 @@ Status PartitionLog::delete_expired_files(Instant now) {
 
 Status PartitionLog::run_housekeeping(Instant now) {
   SLUICE_TRY(delete_expired_files(now));
+  SLUICE_TRY(flush_rolled_segments());
   if (settings_.flush_ms >= kNeverMs || now - last_flush_ < ms(settings_.flush_ms)) return Status();
   if (recovery_point_ == log_end_offset_) {
     last_flush_ = now;  // nothing to sync: the next check is flush.ms from now, not at once
@@ -455,6 +489,7 @@ Status PartitionLog::run_housekeeping(Instant now) {
 }
 
 std::optional<Instant> PartitionLog::next_housekeeping() const {
+  if (roll_flush_pending_ != 0) return env_.clock.now();
   std::optional<Instant> due;
   for (const PendingDelete& pending : pending_deletes_) {
     if (!due.has_value() || pending.due < *due) due = pending.due;

@@ -2,8 +2,9 @@
 // offset, the high watermark and the recovery point (storage-semantics.md §2, §4; DESIGN.md §3).
 //
 // Ownership: the caller owns the log; the log owns its segments (shared with readers suspended in I/O) and one
-// background fiber (flush.ms and delayed deletion), which close() stops. Call close() before destroying a log
-// that is still in use; the destructor never blocks (a node kill unwinds the fibers first).
+// background fiber (flush.ms, a replicated roll's sync of the rolled segment, delayed deletion), which close()
+// stops. Call close() before destroying a log that is still in use; the destructor waits only for a housekeeping
+// pass in progress, and never during a node kill (which unwinds the housekeeping fiber first).
 //
 // Fibers: every call may suspend and must come from a fiber of the node that opened the log. Any number of
 // fibers may append, read and query concurrently: appends are serialised by an internal lock (offset
@@ -102,6 +103,7 @@ struct LoadStats {
   size_t indexes_rebuilt = 0;
   uint64_t torn_bytes_truncated = 0;
   uint64_t preallocated_bytes_cut = 0;  // zeros after the last segment's data (a persisted log's preallocation)
+  size_t segments_deleted_after_torn_tail = 0;  // followed a rolled segment that a power loss left torn
   size_t temp_files_removed = 0;
 };
 
@@ -208,7 +210,9 @@ class PartitionLog {
   bool should_roll(const Segment& segment, uint64_t incoming_bytes, int64_t incoming_max_timestamp,
                    int64_t last_offset);
   Status roll_locked();
-  Status write_state();
+  Status flush_rolled_segments();
+  Status write_state();            // REQUIRES: the append lock
+  Status record_recovery_point();  // write_state under the append lock, unless closed or failed
   Status sync_through(int64_t offset);
   // `active_indexes`: the active segment's index files too (a clean close, whose marker lets the next open trust
   // them); otherwise only its .log.
@@ -246,6 +250,10 @@ class PartitionLog {
   int64_t log_end_offset_ = 0;
   int64_t high_watermark_ = 0;
   int64_t recovery_point_ = 0;  // everything below is synced
+  // What partition.state says. Recovery may cut what lies above it (log_loader.cc), so no cleaned segment does.
+  int64_t recorded_recovery_point_ = 0;
+  // The end of the last segment a `replicated` roll left for the background fiber to sync; 0 when none waits.
+  int64_t roll_flush_pending_ = 0;
   // The append lock: offset assignment, rolls, segment map changes, partition.state. Not a sync.h Mutex: its
   // hand-off leaves it locked when the fiber it was handed to is killed before running, and ~Mutex asserts.
   bool append_locked_ = false;

@@ -152,6 +152,19 @@ Status PartitionLog::sync_round(bool active_indexes) {
   return Status();
 }
 
+// The background half of a `replicated` roll: syncs the rolled segments (and the active one's few appends since),
+// then records the new recovery point so that recovery after a power loss rescans only the active segment.
+Status PartitionLog::flush_rolled_segments() {
+  if (roll_flush_pending_ == 0) return Status();
+  const int64_t rolled_end = roll_flush_pending_;
+  SLUICE_PROBE("partition_log.rolled_segment_flushed_in_background");
+  SLUICE_TRY(flush());
+  SLUICE_ASSERT(recovery_point_ >= rolled_end);
+  // A later roll may have come while this one synced; it asked for a flush of its own.
+  if (roll_flush_pending_ == rolled_end) roll_flush_pending_ = 0;
+  return record_recovery_point();
+}
+
 Status PartitionLog::wait_for_durability(int64_t end_offset) {
   SLUICE_ASSERT(end_offset <= log_end_offset_);
   if (durable_through(end_offset)) return Status();

@@ -124,6 +124,81 @@ TEST(LogRecovery, DamageInAClosedSegmentRefusesToLoadUntilRepaired) {  // D3 (de
   }));
 }
 
+// A power loss can beat a replicated roll's background sync (PartitionLog::roll_locked): the rolled segment then
+// ends torn above the recovery point that partition.state still gives, and what follows it was never durable
+// either. Damage below that recovery point is still refused.
+TEST(LogRecovery, ARolledSegmentTornAboveTheRecoveryPointIsCutAndTheLaterSegmentsGo) {
+  const size_t batch = batch_of(1, 1, "t").size();
+  for (const int64_t damaged_offset : {1, 3}) {
+    SCOPED_TRACE(damaged_offset);
+    OneNode world;
+    ASSERT_TRUE(world.run([](Env env) { fill(env, segmented(4), 10, false); }));
+    world.node().crash();
+    ASSERT_TRUE(write_partition_state(world.fs(), kDir, PartitionState{0, 2}).ok());
+    write_bytes(world.fs(), seg(0, kLogSuffix), Bytes(1, 0x00), static_cast<uint64_t>(damaged_offset) * batch + 70);
+    ASSERT_TRUE(world.run([&](Env env) {
+      auto log = PartitionLog::open(env, kDir, segmented(4));
+      if (damaged_offset < 2) {
+        ASSERT_FALSE(log.ok());
+        EXPECT_EQ(log.status().code(), Code::kCorruption);
+        EXPECT_NE(log.status().message().find("offset 1"), std::string::npos) << log.status().message();
+        EXPECT_TRUE(*env.fs.exists(seg(8, kLogSuffix)));  // nothing was deleted
+        return;
+      }
+      ASSERT_TRUE(log.ok()) << log.status().to_string();
+      EXPECT_EQ((*log)->load_stats().torn_bytes_truncated, batch);
+      EXPECT_EQ((*log)->load_stats().segments_deleted_after_torn_tail, 2u);
+      expect_all_readable(**log, 3);
+      EXPECT_EQ((*log)->segments().size(), 1u);
+      EXPECT_FALSE(*env.fs.exists(seg(4, kLogSuffix)));
+      EXPECT_FALSE(*env.fs.exists(seg(8, kIndexSuffix)));
+      auto next = (*log)->append(batch_of(1, 1, "t"));
+      ASSERT_TRUE(next.ok());
+      EXPECT_EQ(next->base_offset, 3);
+      ASSERT_TRUE((*log)->close().ok());
+    }));
+  }
+}
+
+// End to end: power loss right after replicated rolls, before the background sync. Whatever survives is a
+// prefix of what was appended, with every acknowledged offset below the recorded recovery point in it.
+TEST(LogRecovery, PowerLossBeforeARolledSegmentsBackgroundSyncLeavesAPrefix) {
+  LoadStats cut_somewhere;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    SCOPED_TRACE(seed);
+    OneNode world(seed);
+    int64_t durable = -1;
+    // Outlives the boot: the power loss unwinds the log's fibers mid-sync, then the log goes.
+    std::unique_ptr<PartitionLog> kept;
+    ASSERT_TRUE(world.run([&](Env env) {
+      auto log = PartitionLog::open(env, kDir, segmented(4));
+      ASSERT_TRUE(log.ok());
+      for (int i = 0; i < 10; ++i) ASSERT_TRUE((*log)->append(batch_of(1, 100 + i, "t")).ok());
+      ASSERT_EQ((*log)->segments().size(), 3u);
+      durable = (*log)->recovery_point();
+      ASSERT_LT(durable, 8);  // the last roll left its sync to the background fiber
+      kept = std::move(*log);
+    }));
+    world.node().power_loss();
+    kept.reset();
+    ASSERT_TRUE(world.run([&](Env env) {
+      auto log = PartitionLog::open(env, kDir, segmented(4));
+      ASSERT_TRUE(log.ok()) << log.status().to_string();
+      const std::vector<Seen> seen = read_all(**log);
+      EXPECT_GE(static_cast<int64_t>(seen.size()), durable);
+      for (size_t i = 0; i < seen.size(); ++i) {
+        EXPECT_EQ(seen[i].offset, static_cast<int64_t>(i));
+        EXPECT_EQ(seen[i].value, "t-0");
+      }
+      EXPECT_EQ((*log)->log_end_offset(), static_cast<int64_t>(seen.size()));
+      cut_somewhere.torn_bytes_truncated += (*log)->load_stats().torn_bytes_truncated;
+      cut_somewhere.segments_deleted_after_torn_tail += (*log)->load_stats().segments_deleted_after_torn_tail;
+      ASSERT_TRUE((*log)->close().ok());
+    }));
+  }
+  EXPECT_GT(cut_somewhere.segments_deleted_after_torn_tail, 0u);  // the seeds reach the case this is about
+}
+
 TEST(LogRecovery, MissingOrGarbageIndexesAreRebuilt) {  // D4
   OneNode world;
   ASSERT_TRUE(world.run([](Env env) { fill(env, segmented(4), 10, true); }));
@@ -163,7 +238,12 @@ TEST(LogRecovery, MissingOrGarbageIndexesAreRebuilt) {  // D4
 
 TEST(LogRecovery, OnlyTheSegmentHoldingTheRecoveryPointIsRescanned) {  // D5
   OneNode world;
-  ASSERT_TRUE(world.run([](Env env) { fill(env, segmented(4), 10, false); }));
+  ASSERT_TRUE(world.run([](Env env) {
+    auto log = PartitionLog::open(env, kDir, segmented(4));
+    ASSERT_TRUE(log.ok());
+    for (int i = 0; i < 10; ++i) ASSERT_TRUE((*log)->append(batch_of(1, 100 + i, "t")).ok());
+    env.scheduler.sleep_for(100ms);  // the last roll's background sync records its recovery point
+  }));
   ASSERT_TRUE(world.run([&](Env env) {
     auto log = PartitionLog::open(env, kDir, segmented(4));
     ASSERT_TRUE(log.ok()) << log.status().to_string();
