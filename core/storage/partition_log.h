@@ -215,8 +215,9 @@ class PartitionLog {
   Status record_recovery_point();  // write_state under the append lock, unless closed or failed
   Status sync_through(int64_t offset);
   // `active_indexes`: the active segment's index files too (a clean close, whose marker lets the next open trust
-  // them); otherwise only its .log.
-  Status sync_round(bool active_indexes = false);
+  // them); otherwise only its .log. `below`: only the segments whose base lies below it (a segment base).
+  static constexpr int64_t kWholeLog = INT64_MAX;
+  Status sync_round(bool active_indexes = false, int64_t below = kWholeLog);
   Status sync_segments(const std::vector<std::shared_ptr<Segment>>& dirty, bool active_indexes);
   Status fail(Status cause);
   Status delete_expired_files(Instant now);

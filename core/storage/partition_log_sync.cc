@@ -114,8 +114,9 @@ Status PartitionLog::sync_segments(const std::vector<std::shared_ptr<Segment>>& 
   return synced;
 }
 
-Status PartitionLog::sync_round(bool active_indexes) {
+Status PartitionLog::sync_round(bool active_indexes, int64_t below) {
   SLUICE_ASSERT(!syncing_);
+  SLUICE_ASSERT(below == kWholeLog || segments_.count(below) != 0 || below <= segments_.begin()->first);
   syncing_ = true;
   struct Done {
     PartitionLog* log;
@@ -125,11 +126,12 @@ Status PartitionLog::sync_round(bool active_indexes) {
       log->sync_done_.notify_all();
     }
   } done{this};
-  const int64_t covered = log_end_offset_;
+  const int64_t covered = std::min(log_end_offset_, below);
   const uint64_t changes = dir_changes_;
   std::vector<std::shared_ptr<Segment>> dirty;
   std::vector<uint64_t> writes;
   for (const auto& [base, segment] : segments_) {
+    if (base >= below) break;
     const bool indexes_pending = active_indexes && segment.get() == &active() &&
                                  (segment->offset_index_unsynced() || segment->time_index_unsynced());
     if (!segment->dirty() && !indexes_pending) continue;
@@ -152,14 +154,21 @@ Status PartitionLog::sync_round(bool active_indexes) {
   return Status();
 }
 
-// The background half of a `replicated` roll: syncs the rolled segments (and the active one's few appends since),
-// then records the new recovery point so that recovery after a power loss rescans only the active segment.
+// The background half of a `replicated` roll: syncs the segments below the active one, then records the new
+// recovery point so that recovery after a power loss rescans only the active segment.
 Status PartitionLog::flush_rolled_segments() {
   if (roll_flush_pending_ == 0) return Status();
   const int64_t rolled_end = roll_flush_pending_;
   SLUICE_PROBE("partition_log.rolled_segment_flushed_in_background");
-  SLUICE_TRY(flush());
-  SLUICE_ASSERT(recovery_point_ >= rolled_end);
+  // Only below the active segment, as Kafka's roll flushes: the active one's appends are not due.
+  while (recovery_point_ < rolled_end) {
+    SLUICE_TRY(failed_);
+    if (syncing_) {
+      sync_done_.wait();  // a group-commit round, which covers the rolled segments too
+    } else {
+      SLUICE_TRY(sync_round(/*active_indexes=*/false, rolled_end));
+    }
+  }
   // A later roll may have come while this one synced; it asked for a flush of its own.
   if (roll_flush_pending_ == rolled_end) roll_flush_pending_ = 0;
   return record_recovery_point();
