@@ -161,16 +161,20 @@ Status PartitionLog::flush_rolled_segments() {
   const int64_t rolled_end = roll_flush_pending_;
   SLUICE_PROBE("partition_log.rolled_segment_flushed_in_background");
   // Only below the active segment, as Kafka's roll flushes: the active one's appends are not due.
-  while (recovery_point_ < rolled_end) {
-    SLUICE_TRY(failed_);
-    if (syncing_) {
+  Status synced;
+  while (synced.ok() && recovery_point_ < rolled_end) {
+    if (!failed_.ok()) {
+      synced = failed_;
+    } else if (syncing_) {
       sync_done_.wait();  // a group-commit round, which covers the rolled segments too
     } else {
-      SLUICE_TRY(sync_round(/*active_indexes=*/false, rolled_end));
+      synced = sync_round(/*active_indexes=*/false, rolled_end);
     }
   }
-  // A later roll may have come while this one synced; it asked for a flush of its own.
+  // Done either way: a later roll that came meanwhile asked for a flush of its own, and a failure took the log
+  // offline (never retried: fsyncgate).
   if (roll_flush_pending_ == rolled_end) roll_flush_pending_ = 0;
+  SLUICE_TRY(synced);
   return record_recovery_point();
 }
 

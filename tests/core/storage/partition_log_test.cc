@@ -386,6 +386,24 @@ TEST(PartitionLog, AReplicatedRollLeavesTheRolledSegmentsSyncToTheBackground) {
   }
 }
 
+// A failed background sync takes the log offline once; housekeeping does not retry it (nor spin on it).
+TEST(PartitionLog, AFailedBackgroundRollSyncTakesTheLogOffline) {
+  OneNode world;
+  world.disk().fail_next(DiskOp::kSync, 1, "p0/00000000000000000000.log");
+  ASSERT_TRUE(world.run([](Env env) {
+    LogSettings settings = small_settings();
+    settings.segment_bytes = static_cast<int64_t>(3 * batch_of(1, 1).size());
+    auto log = open_log(env, settings);
+    ASSERT_NE(log, nullptr);
+    append_counts(*log, {1, 1, 1, 1});  // rolls
+    env.scheduler.sleep_for(1s);
+    EXPECT_EQ(log->recovery_point(), 0);
+    auto refused = log->append(batch_of(1, 1));
+    EXPECT_EQ(error_of(refused.status()), ErrorCode::kKafkaStorageError);
+    EXPECT_EQ(log->stats().sync_rounds, 0u);
+  }));
+}
+
 TEST(PartitionLog, ClosedLogRefusesAppends) {
   OneNode world;
   ASSERT_TRUE(world.run([](Env env) {
