@@ -213,10 +213,12 @@ class PartitionLog {
   Status flush_rolled_segments();
   Status write_state();            // REQUIRES: the append lock
   Status record_recovery_point();  // write_state under the append lock, unless closed or failed
-  Status sync_through(int64_t offset);
-  // `active_indexes`: the active segment's index files too (a clean close, whose marker lets the next open trust
-  // them); otherwise only its .log. `below`: only the segments whose base lies below it (a segment base).
   static constexpr int64_t kWholeLog = INT64_MAX;
+  // Returns once everything below `offset` is synced, sharing rounds; the rounds it starts cover only the segments
+  // whose base lies below `below` (a segment base, >= offset).
+  Status sync_through(int64_t offset, int64_t below = kWholeLog);
+  // `active_indexes`: the active segment's index files too (a clean close, whose marker lets the next open trust
+  // them); otherwise only its .log. `below`: as for sync_through.
   Status sync_round(bool active_indexes = false, int64_t below = kWholeLog);
   Status sync_segments(const std::vector<std::shared_ptr<Segment>>& dirty, bool active_indexes);
   Status fail(Status cause);

@@ -36,8 +36,9 @@ struct PartitionLog::SyncJob {
 // Group commit: one fiber at a time runs a sync round that covers everything written before it started; the
 // others wait for it and check whether it covered them, so N waiting appenders share one round, not N. While
 // they wait, one of them syncs the round's indexes (help_).
-Status PartitionLog::sync_through(int64_t offset) {
+Status PartitionLog::sync_through(int64_t offset, int64_t below) {
   SLUICE_ASSERT(offset <= log_end_offset_);
+  SLUICE_ASSERT(offset <= below);
   bool ran = false;
   bool waited = false;
   bool yielded = false;
@@ -65,7 +66,7 @@ Status PartitionLog::sync_through(int64_t offset) {
       }
       continue;
     }
-    SLUICE_TRY(sync_round());
+    SLUICE_TRY(sync_round(/*active_indexes=*/false, below));
     ran = true;
   }
   if (waited && !ran) {
@@ -161,16 +162,7 @@ Status PartitionLog::flush_rolled_segments() {
   const int64_t rolled_end = roll_flush_pending_;
   SLUICE_PROBE("partition_log.rolled_segment_flushed_in_background");
   // Only below the active segment, as Kafka's roll flushes: the active one's appends are not due.
-  Status synced;
-  while (synced.ok() && recovery_point_ < rolled_end) {
-    if (!failed_.ok()) {
-      synced = failed_;
-    } else if (syncing_) {
-      sync_done_.wait();  // a group-commit round, which covers the rolled segments too
-    } else {
-      synced = sync_round(/*active_indexes=*/false, rolled_end);
-    }
-  }
+  const Status synced = sync_through(rolled_end, /*below=*/rolled_end);
   // Done either way: a later roll that came meanwhile asked for a flush of its own, and a failure took the log
   // offline (never retried: fsyncgate).
   if (roll_flush_pending_ == rolled_end) roll_flush_pending_ = 0;
