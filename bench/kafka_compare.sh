@@ -10,6 +10,9 @@
 #
 # It installs the harness's Debian packages if missing, builds the harness (into $BENCH_BIN) and the release preset,
 # and prints compare.sh's tables and SUMMARY lines (ratios broker/mock). Nothing here is asserted.
+# Around the run it measures the page-cache anchor (page_cache_anchor.sh: writing new data into the page cache, in
+# the harness's scratch dir) and prints, for each B1 cell, the broker's MB/s and CPU-s per GB against it: the mock
+# writes nothing, so on a machine where that write is slow no file-writing broker can reach the mock's figures.
 set -euo pipefail
 
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
@@ -22,9 +25,15 @@ if [[ ! -x "${harness}/compare.sh" ]]; then
 fi
 
 persisted=0
+quick=0
+out=''
 args=()
+previous=''
 for arg in "$@"; do
   if [[ "${arg}" == "--persisted" ]]; then persisted=1; else args+=("${arg}"); fi
+  [[ "${arg}" == "--quick" ]] && quick=1
+  [[ "${previous}" == "--out" ]] && out="${arg}"
+  previous="${arg}"
 done
 
 missing=()
@@ -49,4 +58,18 @@ broker="exec ${root}/build/release/sluice serve --data-dir {data_dir} --listen {
 if [[ ${persisted} -eq 1 ]]; then
   args+=(--create-topic '{bench_bin}/create_topic {bootstrap} {topic} 1 1 durability=persisted')
 fi
-exec "${harness}/compare.sh" --broker-start "${broker}" "${args[@]}"
+scratch="${SCRATCH:-/tmp/sluice-bench-scratch}"
+anchor_mib=2048  # the volume of a B1 1 KiB run (2,000,000 records)
+[[ ${quick} -eq 1 ]] && anchor_mib=256
+if [[ -z "${out}" ]]; then
+  out="$(mktemp /tmp/kafka-compare.XXXXXX.jsonl)"
+  args+=(--out "${out}")
+fi
+echo "kafka_compare: page-cache anchor before the run (${anchor_mib} MiB)..."
+anchor_before=$("${root}/bench/page_cache_anchor.sh" "${scratch}" "${anchor_mib}")
+status=0
+"${harness}/compare.sh" --broker-start "${broker}" "${args[@]}" || status=$?
+echo "kafka_compare: page-cache anchor after the run..."
+anchor_after=$("${root}/bench/page_cache_anchor.sh" "${scratch}" "${anchor_mib}")
+/usr/bin/python3 "${root}/bench/page_cache_report.py" "${out}" "${anchor_before}" "${anchor_after}" || status=$?
+exit "${status}"

@@ -1,0 +1,67 @@
+"""Reads compare.sh's JSON lines and two page_cache_anchor.sh lines (before and after the run), and prints each B1
+cell's produce figures against the page-cache anchor. Used by kafka_compare.sh; stdlib only.
+
+  python3 bench/page_cache_report.py OUT.jsonl "ANCHOR_BEFORE" "ANCHOR_AFTER"
+
+For a `replicated` topic every payload byte goes into the page cache as new data; the mock keeps ~5 MiB in memory
+and writes nothing. So:
+  - R_pagecache = broker MB/s / the anchor's fresh-page write MB/s: how close the broker gets to this machine's
+    own limit for writing that much new data (dd does nothing but the copy);
+  - bound on R_peer = fresh-page write MB/s / mock MB/s: what a broker that writes every byte to a file could reach
+    at best, before any network, CRC or index work;
+  - the anchor's CPU-s per GB beside the broker's: what the page-cache copy alone costs here. Fresh pages cost more
+    than just-freed ones on a VM guest whose host takes freed memory back (the first touch is paid in that copy),
+    and the broker's pages lie somewhere between the two, so the anchor is printed, not subtracted.
+"""
+import json
+import sys
+
+
+def parse_anchor(line):
+    fields = dict(item.split("=", 1) for item in line.split())
+    return {key: float(value) for key, value in fields.items()}
+
+
+def mean(a, b):
+    return (a + b) / 2
+
+
+def main():
+    if len(sys.argv) != 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    path, before, after = sys.argv[1], parse_anchor(sys.argv[2]), parse_anchor(sys.argv[3])
+    anchor = {key: mean(before[key], after[key]) for key in before}
+    print()
+    print("page-cache anchor (%d MiB of new data by dd, no fdatasync; before / after the run):" % anchor["mib"])
+    print("   fresh pages (after %d s quiet): %.0f / %.0f MB/s, %.3f / %.3f CPU-s per GB" % (
+        anchor["gap_s"], before["fresh_mb_s"], after["fresh_mb_s"], before["fresh_cpu_s_per_gb"],
+        after["fresh_cpu_s_per_gb"]))
+    print("   just-freed pages:               %.0f / %.0f MB/s, %.3f / %.3f CPU-s per GB" % (
+        before["reused_mb_s"], after["reused_mb_s"], before["reused_cpu_s_per_gb"], after["reused_cpu_s_per_gb"]))
+    cells = []
+    with open(path) as lines:
+        for line in lines:
+            record = json.loads(line)
+            if record.get("type") == "cell" and record.get("bench") == "B1":
+                cells.append(record)
+    if not cells:
+        print("   (no B1 cell in %s)" % path)
+        return 0
+    for cell in cells:
+        broker, mock = cell["broker"], cell["mock"]
+        if not (broker.get("mb_s") and mock.get("mb_s") and broker.get("cpu_s_per_gb") and mock.get("cpu_s_per_gb")):
+            continue
+        broker_mb, mock_mb = broker["mb_s"]["median"], mock["mb_s"]["median"]
+        broker_cpu, mock_cpu = broker["cpu_s_per_gb"]["median"], mock["cpu_s_per_gb"]["median"]
+        print("SUMMARY B1 %sB acks=%s vs page cache: R_pagecache=%.2f (broker %.0f MB/s, fresh-page write %.0f MB/s) | "
+              "R_peer bound=%.2f (mock %.0f MB/s) | CPU-s per GB: broker %.3f, mock %.3f (R_cpu %.2f), "
+              "page-cache copy alone %.3f fresh / %.3f just-freed" % (
+                  cell["size"], cell["acks"], broker_mb / anchor["fresh_mb_s"], broker_mb, anchor["fresh_mb_s"],
+                  min(1.0, anchor["fresh_mb_s"] / mock_mb), mock_mb, broker_cpu, mock_cpu, broker_cpu / mock_cpu,
+                  anchor["fresh_cpu_s_per_gb"], anchor["reused_cpu_s_per_gb"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
