@@ -14,6 +14,7 @@ and writes nothing. So:
     and the broker's pages lie somewhere between the two, so the anchor is printed, not subtracted.
 """
 import json
+import os
 import sys
 
 
@@ -40,6 +41,9 @@ def main():
     print("   just-freed pages:               %.0f / %.0f MB/s, %.3f / %.3f CPU-s per GB" % (
         before["reused_mb_s"], after["reused_mb_s"], before["reused_cpu_s_per_gb"], after["reused_cpu_s_per_gb"]))
     cells = []
+    if not os.path.exists(path):
+        print("   (no report from compare.sh at %s)" % path)
+        return 0
     with open(path) as lines:
         for line in lines:
             record = json.loads(line)
