@@ -425,10 +425,11 @@ Status PartitionLog::replace_segments(int64_t first_base, int64_t end_offset, By
     old.push_back(it->second);
   SLUICE_ASSERT(!old.empty() && old.front()->base_offset() == first_base && segments_.rbegin()->first >= end_offset);
   SLUICE_ASSERT(!cleaned.empty() || first_base != segments_.begin()->first);
-  // A cleaned segment may end short of the next one's base; above the recorded recovery point recovery would take
-  // that gap for batches a power loss took (a replicated roll syncs in the background), and cut there.
+  // A cleaned segment may end short of the next one's base: above the recorded recovery point, recovery would cut
+  // there as if a power loss took those batches. Synced below the next segment only: never the active one here.
   if (recorded_recovery_point_ < end_offset) {
-    SLUICE_TRY(sync_through(end_offset));
+    const int64_t next_base = segments_.lower_bound(end_offset)->first;
+    SLUICE_TRY(sync_through(end_offset, /*below=*/next_base));
     SLUICE_TRY(write_state());
   }
   const std::string log_name = join_path(dir_, segment_file_name(first_base, kLogSuffix));
