@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <climits>
 #include <system_error>
@@ -166,19 +167,37 @@ Status PosixFile::truncate(uint64_t size) {
   return to_status(r, "ftruncate", handle_->path);
 }
 
+// Writes the zeros rather than fallocate them. fallocate leaves unwritten extents, and every write into one makes
+// the next fdatasync journal its conversion to written: on ext4 that costs a journal commit per sync, about a
+// third of a small sync (measured: 10k appends/s of 1 KiB, one syncer; fdatasync mean 157-197 us over zeros
+// written ahead against 235-332 us over fallocated space, per-append latency p50 209-262 us against 322-480).
+// The zeros cost one page-cache copy and one disk write per preallocated byte.
 Status PosixFile::preallocate(uint64_t size) {
   if (handle_ == nullptr) return closed_status();
   const SysResult r = loop_.run_blocking([handle = handle_, size] {
-    // Mode 0 allocates (unwritten, reading as zeros) and extends the size; it never shrinks. A file system
-    // without fallocate gets a sparse extension: the same contents, without the reserved blocks.
-    SysResult allocated = sys_result(::fallocate(handle->fd, 0, 0, static_cast<off_t>(size)));
-    if (allocated.err != EOPNOTSUPP) return allocated;
     struct stat st {};
     if (::fstat(handle->fd, &st) != 0) return sys_result(-1);
-    if (static_cast<uint64_t>(st.st_size) >= size) return SysResult{};
-    return sys_result(::ftruncate(handle->fd, static_cast<off_t>(size)));
+    SLUICE_ASSERT(st.st_size >= 0);
+    static const std::array<uint8_t, 64 * 1024> kZeros{};
+    std::array<iovec, 16> parts{};
+    for (iovec& part : parts) part = iovec{const_cast<uint8_t*>(kZeros.data()), kZeros.size()};
+    uint64_t at = static_cast<uint64_t>(st.st_size);
+    while (at < size) {
+      const uint64_t left = size - at;
+      int count = 0;
+      for (uint64_t covered = 0; covered < left && count < static_cast<int>(parts.size()); ++count) {
+        parts[count].iov_len = static_cast<size_t>(std::min<uint64_t>(kZeros.size(), left - covered));
+        covered += parts[count].iov_len;
+      }
+      const ssize_t n = ::pwritev(handle->fd, parts.data(), count, static_cast<off_t>(at));
+      for (iovec& part : parts) part.iov_len = kZeros.size();
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return n < 0 ? sys_result(-1) : SysResult{-1, ENOSPC};
+      at += static_cast<uint64_t>(n);
+    }
+    return SysResult{};
   });
-  return to_status(r, "fallocate", handle_->path);
+  return to_status(r, "preallocate (writing zeros to)", handle_->path);
 }
 
 Status PosixFile::sync() {

@@ -36,10 +36,11 @@ class File {
   virtual Status pwrite_gathered(uint64_t offset, std::span<const ByteView> parts);
   virtual Result<uint64_t> size() = 0;
   virtual Status truncate(uint64_t size) = 0;
-  // Extends the file to `size` bytes (zeros) unless it is longer, reserving the blocks now where the file system
-  // can (fallocate): a later write below `size` then changes neither the file's size nor its block map, so the
-  // fdatasync after it has no metadata to journal (about a quarter of an append's sync on ext4). This default
-  // extends with truncate. Durable, like a write, only after sync().
+  // Extends the file to `size` bytes of zeros unless it is longer. The real file system writes the zeros, so that
+  // the blocks are allocated and written now: a later write below `size` then changes neither the file's size
+  // nor its block map, and the fdatasync after it has no metadata to journal (on ext4 a fallocated block would
+  // still need its unwritten-to-written conversion journaled). This default extends with truncate. Durable, like
+  // a write, only after sync().
   virtual Status preallocate(uint64_t size);
   // Makes the file's data and size durable (fdatasync). Its directory entry needs FileSystem::sync_dir.
   virtual Status sync() = 0;

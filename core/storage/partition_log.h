@@ -34,8 +34,9 @@
 namespace sluice::storage {
 
 // How far past each write the active segment's .log of a `persisted` log is preallocated (Segment::append): a
-// sync after an append inside it journals no size change, which on ext4 is about a quarter of the sync. One
-// extension per MiB; an idle partition holds at most this much unused disk until its segment is sealed.
+// sync after an append inside it journals no metadata (File::preallocate), which on ext4 is a third or more of a
+// small sync. One extension per MiB; an idle partition holds at most this much unused disk until its segment is
+// sealed.
 inline constexpr uint64_t kPersistedPreallocateBytes = 1024 * 1024;
 
 // What the log needs of a topic's configuration (TopicConfig maps onto it). Kafka names in the comments.

@@ -105,7 +105,7 @@ Status Segment::preallocate_for(uint64_t bytes, uint64_t preallocate_bytes) {
     return Status();
   }
   SLUICE_PROBE("segment.preallocate_failed");
-  return cut_file_to(size_);  // whatever a failed fallocate left goes: the file ends where the data does
+  return cut_file_to(size_);  // whatever a failed preallocation left goes: the file ends where the data does
 }
 
 Status Segment::cut_file_to(uint64_t size) {
