@@ -178,21 +178,13 @@ Status PosixFile::preallocate(uint64_t size) {
     struct stat st {};
     if (::fstat(handle->fd, &st) != 0) return sys_result(-1);
     SLUICE_ASSERT(st.st_size >= 0);
-    static const std::array<uint8_t, 64 * 1024> kZeros{};
-    std::array<iovec, 16> parts{};
-    for (iovec& part : parts) part = iovec{const_cast<uint8_t*>(kZeros.data()), kZeros.size()};
-    uint64_t at = static_cast<uint64_t>(st.st_size);
-    while (at < size) {
-      const uint64_t left = size - at;
-      int count = 0;
-      for (uint64_t covered = 0; covered < left && count < static_cast<int>(parts.size()); ++count) {
-        parts[count].iov_len = static_cast<size_t>(std::min<uint64_t>(kZeros.size(), left - covered));
-        covered += parts[count].iov_len;
-      }
-      const ssize_t n = ::pwritev(handle->fd, parts.data(), count, static_cast<off_t>(at));
-      for (iovec& part : parts) part.iov_len = kZeros.size();
+    static const std::array<uint8_t, 256 * 1024> kZeros{};  // untouched .bss: reads map the shared zero page
+    for (auto at = static_cast<uint64_t>(st.st_size); at < size;) {
+      const size_t chunk = static_cast<size_t>(std::min<uint64_t>(kZeros.size(), size - at));
+      const ssize_t n = ::pwrite(handle->fd, kZeros.data(), chunk, static_cast<off_t>(at));
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return n < 0 ? sys_result(-1) : SysResult{-1, ENOSPC};
+      if (n < 0) return sys_result(-1);
+      SLUICE_ASSERT(n > 0);  // as pwrite_gathered: a regular file makes progress or fails
       at += static_cast<uint64_t>(n);
     }
     return SysResult{};

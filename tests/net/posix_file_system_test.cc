@@ -152,7 +152,7 @@ std::optional<bool> has_unwritten_extents(const std::string& path) {
 
 }  // namespace
 
-// preallocate writes its zeros (several pwritev calls for this size, the last one partial), so that a later
+// preallocate writes its zeros (several pwrite calls for this size, the last one partial), so that a later
 // write below the preallocated end converts no unwritten extent and its fdatasync journals nothing.
 TEST(PosixFileSystemTest, PreallocateWritesTheZerosSoNoExtentIsLeftUnwritten) {
   TempDir dir;
