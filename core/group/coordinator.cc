@@ -262,6 +262,11 @@ JoinResult GroupCoordinator::join(const JoinRequest& request) {
   // A new member creates the group; a known member id of a group that does not exist is unknown.
   const GroupPtr group = request.member_id.empty() ? get_or_create(request.group_id) : lookup(request.group_id);
   if (group == nullptr) return join_error(ErrorCode::kUnknownMemberId, request.member_id);
+  if (!accepts_joining_member(*group, request)) {
+    // Kafka drops a known member it turns away (one that had not rejoined yet while the group refilled).
+    if (group->has(request.member_id)) remove_member(group, request.member_id);
+    return join_error(ErrorCode::kGroupMaxSizeReached, "");
+  }
   Parked<JoinResult> parked(env_.scheduler);
   Unpark<JoinResult> unpark{group, parked, &Member::join};
   if (request.member_id.empty()) {
@@ -285,6 +290,11 @@ void GroupCoordinator::join_new_member(const GroupPtr& group, const JoinRequest&
   }
   const std::string member_id =
       request.group_instance_id.value_or(request.client_id) + "-" + random_uuid(env_.random);
+  if (request.group_instance_id.has_value()) {
+    // Static members never get MEMBER_ID_REQUIRED: the instance id already names them.
+    join_static_member(group, request, member_id, parked);
+    return;
+  }
   if (!request.require_known_member_id) {
     add_member_and_rebalance(group, request, member_id, parked);
     return;
@@ -450,12 +460,24 @@ void GroupCoordinator::complete_join(const GroupPtr& group) {
   if (!group->is(GroupState::kPreparingRebalance)) return;
   cancel_timer(group->join_timer);
   group->initial_delay = false;
-  // Members that did not rejoin within the rebalance timeout leave the group.
+  // Dynamic members that did not rejoin within the rebalance timeout leave the group; static members stay until
+  // their session expires (KIP-345: a restarting instance keeps its place).
   std::vector<std::string> gone;
   for (const auto& [id, member] : group->members) {
-    if (member.join == nullptr) gone.push_back(id);
+    if (member.join == nullptr && !member.instance_id.has_value()) gone.push_back(id);
   }
   for (const std::string& id : gone) erase_member(*group, id);
+  if (!elect_joined_leader(*group)) {
+    // Only absent static members are left: wait another rebalance timeout for one to rejoin or expire.
+    auto key = std::make_shared<TimerKey>();
+    *key = add_timer(ms(group->rebalance_timeout_ms()), [this, group, key] {
+      if (group->join_timer != *key) return;
+      group->join_timer.reset();
+      complete_join(group);
+    });
+    group->join_timer = *key;
+    return;
+  }
   init_next_generation(*group);
   if (group->is(GroupState::kEmpty)) {
     store_group_in_background(group);
@@ -477,6 +499,18 @@ void GroupCoordinator::complete_join(const GroupPtr& group) {
     on_sync_expired(group, generation);
   });
   group->sync_timer = *key;
+}
+
+bool GroupCoordinator::elect_joined_leader(Group& group) const {
+  if (group.members.empty()) return true;
+  if (group.leader.has_value() && group.members.at(*group.leader).join != nullptr) return true;
+  for (const auto& [id, member] : group.members) {
+    if (member.join != nullptr) {
+      group.leader = id;
+      return true;
+    }
+  }
+  return false;
 }
 
 void GroupCoordinator::init_next_generation(Group& group) {

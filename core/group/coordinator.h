@@ -124,6 +124,8 @@ class GroupCoordinator {
   void maybe_complete_join(const GroupPtr& group);
   void on_join_deadline(const GroupPtr& group, int32_t remaining_ms);
   void complete_join(const GroupPtr& group);
+  // The leader stays if it rejoined, else a member that did takes over; false when no member rejoined.
+  bool elect_joined_leader(Group& group) const;
   void init_next_generation(Group& group);
   void remove_member(const GroupPtr& group, const std::string& member_id);
   void remove_pending_member(const GroupPtr& group, const std::string& member_id);
@@ -139,6 +141,16 @@ class GroupCoordinator {
                                            const std::optional<std::string>& instance_id) const;
   void erase_member(Group& group, const std::string& member_id);
   std::optional<ErrorCode> validate_commit(const GroupPtr& group, const CommitRequest& request);
+
+  // Static members and group.max.size (static_membership.cc).
+  // group.max.size, as Kafka counts it in each state.
+  bool accepts_joining_member(const Group& group, const JoinRequest& request) const;
+  void join_static_member(const GroupPtr& group, const JoinRequest& request, const std::string& new_id,
+                          Parked<JoinResult>& parked);
+  void replace_static_member(const GroupPtr& group, const std::string& old_id, const std::string& new_id,
+                             const JoinRequest& request, Parked<JoinResult>& parked);
+  // Moves a member to a new id; requests parked under the old id are answered FENCED_INSTANCE_ID.
+  Member& rename_member(const GroupPtr& group, const std::string& old_id, const std::string& new_id);
 
   // Timers (the timer fiber runs due callbacks in order).
   TimerKey add_timer(Duration delay, std::function<void()> callback);

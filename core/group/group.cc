@@ -74,6 +74,13 @@ size_t Group::awaiting_join() const {
       std::count_if(members.begin(), members.end(), [](const auto& entry) { return entry.second.join != nullptr; }));
 }
 
+std::optional<std::string> Group::static_member(const std::string& instance_id) const {
+  for (const auto& [id, member] : members) {
+    if (member.instance_id == instance_id) return id;
+  }
+  return std::nullopt;
+}
+
 int32_t Group::rebalance_timeout_ms() const {
   int32_t longest = 0;
   for (const auto& [id, member] : members) longest = std::max(longest, member.rebalance_timeout_ms);

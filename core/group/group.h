@@ -89,6 +89,8 @@ struct Group {
   // (ties: the leader's preference order).
   std::string select_protocol() const;
   size_t awaiting_join() const;
+  // The id of the member holding this group.instance.id (a static member), if any.
+  std::optional<std::string> static_member(const std::string& instance_id) const;
   bool all_joined() const { return awaiting_join() == members.size() && pending_members.empty(); }
   int32_t rebalance_timeout_ms() const;
   // The topics the members subscribe to, from the consumer protocol's metadata; nullopt when unknown (another

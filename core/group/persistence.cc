@@ -280,6 +280,12 @@ void GroupCoordinator::apply_loaded(std::map<std::string, Loaded>& loaded) {
     groups_[id] = group;
     // Loaded members must heartbeat within their session, or they leave and the group rebalances.
     for (auto& [member_id, member] : group->members) schedule_session(group, member, member.session_timeout_ms);
+    if (group->members.size() > static_cast<size_t>(config_.max_size)) {
+      // group.max.size was lowered: in the rebalance the members to rejoin last are turned away (Kafka's rule).
+      env_.log.info("group {}: {} members over group.max.size {}: rebalancing", id, group->members.size(),
+                    config_.max_size);
+      prepare_rebalance(group);
+    }
   }
 }
 

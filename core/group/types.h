@@ -2,6 +2,7 @@
 // each API version to and from these.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,6 +24,7 @@ struct CoordinatorConfig {
   int32_t initial_rebalance_delay_ms = 3000;                   // group.initial.rebalance.delay.ms
   int32_t min_session_timeout_ms = 6000;                       // group.min.session.timeout.ms
   int32_t max_session_timeout_ms = 1800000;                    // group.max.session.timeout.ms
+  int32_t max_size = INT32_MAX;                                // group.max.size
   int32_t offsets_topic_partitions = 50;                       // offsets.topic.num.partitions
   int64_t offsets_retention_ms = int64_t{10080} * 60 * 1000;   // offsets.retention.minutes
   int64_t offsets_retention_check_interval_ms = 600000;        // offsets.retention.check.interval.ms

@@ -56,6 +56,8 @@ const std::array kKeys = {
         [](BrokerConfig& c, const ConfigValue& v) { c.group.min_session_timeout_ms = as_int(v); }},
     Key{"group.max.session.timeout.ms", int_between(0, INT32_MAX),
         [](BrokerConfig& c, const ConfigValue& v) { c.group.max_session_timeout_ms = as_int(v); }},
+    Key{"group.max.size", int_between(1, INT32_MAX),
+        [](BrokerConfig& c, const ConfigValue& v) { c.group.max_size = as_int(v); }},
     Key{"offsets.topic.num.partitions", int_between(1, 1000),
         [](BrokerConfig& c, const ConfigValue& v) { c.group.offsets_topic_partitions = as_int(v); }},
     Key{"offsets.retention.minutes", int_between(1, INT32_MAX),

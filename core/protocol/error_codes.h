@@ -55,6 +55,7 @@ namespace sluice {
   X(kUnknownLeaderEpoch, 75, true, "The leader epoch in the request is newer than the epoch on the broker")      \
   X(kUnsupportedCompressionType, 76, false, "The client does not support the batch's compression type")          \
   X(kMemberIdRequired, 79, false, "The group member needs a valid member id before entering a consumer group")   \
+  X(kGroupMaxSizeReached, 81, false, "The group has already reached its maximum number of members")              \
   X(kFencedInstanceId, 82, false, "Another consumer with the same group.instance.id has a different member.id")  \
   X(kGroupSubscribedToTopic, 86, false, "The consumer group is actively subscribed to the topic")                \
   X(kInvalidRecord, 87, false, "This record has failed the validation on broker and hence will be rejected")     \

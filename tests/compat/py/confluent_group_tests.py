@@ -7,6 +7,9 @@ usage: /usr/bin/python3 confluent_group_tests.py TEST
                   40 records read once each, each by the member owning its partition; synchronous commit;
                   both close; a new consumer of the group sees the committed offsets and reads only the 4
                   records produced after them
+  group_static_restart  two static members (group.instance.id) share a 4-partition topic; one is closed (a static
+                  member sends no LeaveGroup) and a new process with its instance id takes its place under a new
+                  member id: it gets the same two partitions back and the other member is not rebalanced
 """
 import time
 
@@ -17,12 +20,14 @@ from confluent_tests import admin, conf, create_topic
 PARTITIONS = 4
 
 
-def group_consumer(group, name):
+def group_consumer(group, name, **extra):
     # Kafka's group.min.session.timeout.ms is 6000; the rebalance waits max.poll.interval.ms for each member.
-    return Consumer(conf(**{"client.id": "compat-ck-%s" % name, "group.id": group, "session.timeout.ms": 6000,
-                            "heartbeat.interval.ms": 1000, "max.poll.interval.ms": 10000 * SCALE,
-                            "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                            "fetch.wait.max.ms": 100, "topic.metadata.refresh.interval.ms": 1000}))
+    settings = {"client.id": "compat-ck-%s" % name, "group.id": group, "session.timeout.ms": 6000,
+                "heartbeat.interval.ms": 1000, "max.poll.interval.ms": 10000 * SCALE,
+                "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                "fetch.wait.max.ms": 100, "topic.metadata.refresh.interval.ms": 1000}
+    settings.update(extra)
+    return Consumer(conf(**settings))
 
 
 def produce_spread(topic, per_partition, tag):
@@ -104,5 +109,58 @@ def test_group_balance():
         c.close()
 
 
+def member_ids(group):
+    listed = admin().list_groups(group, timeout=REQUEST_TIMEOUT_S)
+    check_equal(len(listed), 1, "groups listed for %s" % group)
+    return sorted(m.id for m in listed[0].members)
+
+
+def test_group_static_restart():
+    topic, group = unique_topic("ck-static"), unique_topic("ck-static-group")
+    create_topic(admin(), topic, partitions=PARTITIONS)
+    revoked_b = []
+
+    def static_consumer(instance, on_revoke=None):
+        c = group_consumer(group, instance, **{"group.instance.id": instance, "session.timeout.ms": 30000,
+                                                "max.poll.interval.ms": 30000 * SCALE})
+        if on_revoke is None:
+            c.subscribe([topic])
+        else:
+            c.subscribe([topic], on_revoke=on_revoke)
+        return c
+
+    a = static_consumer("inst-a")
+    b = static_consumer("inst-b", on_revoke=lambda consumer, parts: revoked_b.append(len(parts)))
+    a2 = None
+    try:
+        consumers = [("a", a), ("b", b)]
+        got = wait_until(lambda: poll_all(consumers, []) or (assignments(consumers)
+                         if [len(x) for x in assignments(consumers)] == [2, 2] else None),
+                         30 * SCALE, "two partitions for each static member", interval_s=0)
+        before = member_ids(group)
+        check_equal(len(before), 2, "members before the restart")
+        revokes_before = len(revoked_b)
+        step("balanced: a has %s, b has %s; members %s" % (sorted(got[0]), sorted(got[1]), before))
+        a.close()  # a static member leaves no LeaveGroup behind: its place is kept for its session (30 s)
+        a = None
+        a2 = static_consumer("inst-a")
+        wait_until(lambda: poll_all([("a2", a2), ("b", b)], []) or {tp.partition for tp in a2.assignment()} == got[0],
+                   15 * SCALE, "the restarted instance holding its old partitions %s" % sorted(got[0]), interval_s=0)
+        after = member_ids(group)
+        check_equal(len(after), 2, "members after the restart (%s)" % after)
+        check(len(set(after) - set(before)) == 1, "one new member id in place of the old one: %s -> %s"
+              % (before, after))
+        deadline = time.monotonic() + 3  # a rebalance of b would show within a few heartbeats
+        while time.monotonic() < deadline:
+            poll_all([("a2", a2), ("b", b)], [])
+        check_equal(len(revoked_b), revokes_before, "rebalances seen by the other member")
+        check_equal({tp.partition for tp in b.assignment()}, got[1], "the other member's partitions")
+        step("the restarted instance took its place and partitions without a rebalance")
+    finally:
+        for c in (a, b, a2):
+            if c is not None:
+                c.close()
+
+
 if __name__ == "__main__":
-    run_tests({"group_balance": test_group_balance})
+    run_tests({"group_balance": test_group_balance, "group_static_restart": test_group_static_restart})

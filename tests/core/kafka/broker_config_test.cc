@@ -55,6 +55,13 @@ TEST(BrokerConfig, EveryBrokerKey) {
   EXPECT_EQ(c.max_connections, 50);
 }
 
+TEST(BrokerConfig, GroupMaxSizeIsUnboundedByDefaultAndAtLeastOne) {
+  EXPECT_EQ(parse_ok({}).group.max_size, INT32_MAX);
+  EXPECT_EQ(parse_ok({{"group.max.size", "3"}}).group.max_size, 3);
+  EXPECT_NE(error_of({{"group.max.size", "0"}}), "ok");
+  EXPECT_NE(error_of({{"group.max.size", "many"}}), "ok");
+}
+
 TEST(BrokerConfig, StorageKeysReachTheStorageConfig) {
   const BrokerConfig c = parse_ok({{"log.retention.hours", "2"},
                                    {"log.retention.bytes", "1000000"},
