@@ -11,7 +11,12 @@ and writes nothing. So:
     at best, before any network, CRC or index work;
   - the anchor's CPU-s per GB beside the broker's: what the page-cache copy alone costs here. Fresh pages cost more
     than just-freed ones on a VM guest whose host takes freed memory back (the first touch is paid in that copy),
-    and the broker's pages lie somewhere between the two, so the anchor is printed, not subtracted.
+    and the broker's pages lie somewhere between the two, so the anchor is printed, not subtracted;
+  - the CPU budget: at saturation the client and the broker (or mock) share the machine's 2 vCPUs, so the produce
+    rates stand in the inverse ratio of the CPU-s per GB each side spends in all. "R_peer by CPU" is that ratio
+    with each side's measured client and broker CPU (when it matches R_peer the run was CPU-bound), and "at the
+    copy's cost" puts the fresh-page copy in the broker's place: what R_peer comes to for a broker that spends on
+    each GB no more than dd does to write it into the page cache.
 """
 import json
 import os
@@ -40,13 +45,15 @@ def main():
         after["fresh_cpu_s_per_gb"]))
     print("   just-freed pages:               %.0f / %.0f MB/s, %.3f / %.3f CPU-s per GB" % (
         before["reused_mb_s"], after["reused_mb_s"], before["reused_cpu_s_per_gb"], after["reused_cpu_s_per_gb"]))
-    cells = []
+    cells, count = [], 0
     if not os.path.exists(path):
         print("   (no report from compare.sh at %s)" % path)
         return 0
     with open(path) as lines:
         for line in lines:
             record = json.loads(line)
+            if record.get("type") == "meta":
+                count = record.get("count") or 0
             if record.get("type") == "cell" and record.get("bench") == "B1":
                 cells.append(record)
     if not cells:
@@ -64,7 +71,28 @@ def main():
                   cell["size"], cell["acks"], broker_mb / anchor["fresh_mb_s"], broker_mb, anchor["fresh_mb_s"],
                   min(1.0, anchor["fresh_mb_s"] / mock_mb), mock_mb, broker_cpu, mock_cpu, broker_cpu / mock_cpu,
                   anchor["fresh_cpu_s_per_gb"], anchor["reused_cpu_s_per_gb"]))
+        budget = cpu_budget(cell, count, anchor["fresh_cpu_s_per_gb"])
+        if budget:
+            print("SUMMARY B1 %sB acks=%s CPU budget: R_peer by CPU=%.2f (measured %.2f) | "
+                  "R_peer at the copy's cost=%.2f | client CPU-s per GB: %.2f with the mock, %.2f with the broker" % (
+                      cell["size"], cell["acks"], budget["by_cpu"], broker["msgs_s"]["median"] /
+                      mock["msgs_s"]["median"], budget["at_copy_cost"], budget["client_mock"],
+                      budget["client_broker"]))
     return 0
+
+
+def cpu_budget(cell, count, copy_cpu_s_per_gb):
+    """Produce-rate ratios from CPU-s per GB (client + server side), or None without client CPU figures."""
+    gb = cell["size"] * count / 1e9
+    broker, mock = cell["broker"], cell["mock"]
+    if not gb or not (broker.get("client_cpu_s") and mock.get("client_cpu_s")):
+        return None
+    client_mock = mock["client_cpu_s"]["median"] / gb
+    client_broker = broker["client_cpu_s"]["median"] / gb
+    mock_side = client_mock + mock["cpu_s_per_gb"]["median"]
+    return {"client_mock": client_mock, "client_broker": client_broker,
+            "by_cpu": mock_side / (client_broker + broker["cpu_s_per_gb"]["median"]),
+            "at_copy_cost": mock_side / (client_mock + copy_cpu_s_per_gb)}
 
 
 if __name__ == "__main__":
