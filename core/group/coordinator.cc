@@ -263,8 +263,9 @@ JoinResult GroupCoordinator::join(const JoinRequest& request) {
   const GroupPtr group = request.member_id.empty() ? get_or_create(request.group_id) : lookup(request.group_id);
   if (group == nullptr) return join_error(ErrorCode::kUnknownMemberId, request.member_id);
   if (!accepts_joining_member(*group, request)) {
-    // Kafka drops a known member it turns away (one that had not rejoined yet while the group refilled).
+    // Kafka drops a known or pending member it turns away (one that had not rejoined yet while the group refilled).
     if (group->has(request.member_id)) remove_member(group, request.member_id);
+    if (group->pending_members.count(request.member_id) != 0) remove_pending_member(group, request.member_id);
     return join_error(ErrorCode::kGroupMaxSizeReached, "");
   }
   Parked<JoinResult> parked(env_.scheduler);

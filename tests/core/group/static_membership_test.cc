@@ -49,6 +49,13 @@ std::pair<JoinResult, JoinResult> stable_static_pair(Env env, GroupCoordinator& 
   return {*ra, *rb};
 }
 
+// group.max.size = 2.
+CoordinatorConfig max_size_two() {
+  CoordinatorConfig config = fast_config();
+  config.max_size = 2;
+  return config;
+}
+
 TEST(StaticMembership, ARestartedInstanceTakesItsPlaceUnderANewIdWithoutARebalance) {
   OneNode node;
   ASSERT_TRUE(node.run([](Env env) {
@@ -175,9 +182,7 @@ TEST(StaticMembership, AStaticMemberThatMissesARebalanceStaysUntilItsSessionExpi
 TEST(StaticMembership, AFullGroupTurnsNewMembersAwayButNotItsOwn) {
   OneNode node;
   ASSERT_TRUE(node.run([](Env env) {
-    CoordinatorConfig config = fast_config();
-    config.max_size = 2;
-    Rig rig(env, config);
+    Rig rig(env, max_size_two());
     GroupCoordinator& c = rig.c();
     const auto [a, b] = stable_static_pair(env, c);
     const JoinResult third = c.join(join_request("g", ""));
@@ -200,6 +205,32 @@ TEST(StaticMembership, AFullGroupTurnsNewMembersAwayButNotItsOwn) {
   }));
 }
 
+TEST(StaticMembership, APendingMemberTurnedAwayByAFullGroupDoesNotHoldTheRebalance) {
+  OneNode node;
+  ASSERT_TRUE(node.run([](Env env) {
+    Rig rig(env, max_size_two());
+    GroupCoordinator& c = rig.c();
+    const std::string a = member_id_for(c, "g");
+    const JoinResult a1 = c.join(join_request("g", a));
+    ASSERT_EQ(a1.error, ErrorCode::kNone);
+    ASSERT_EQ(c.sync(sync_request("g", a1, {{a, bytes_of("A")}})).error, ErrorCode::kNone);
+    const std::string b = member_id_for(c, "g");  // both handed ids while the group had room
+    const std::string d = member_id_for(c, "g");
+    std::optional<JoinResult> rd, ra;
+    join_async(env, c, join_request("g", d), rd);  // the group is full now
+    join_async(env, c, join_request("g", a), ra);
+    env.scheduler.sleep_for(10ms);
+    EXPECT_FALSE(ra.has_value()) << "b's pending id still counts as a member to wait for";
+    const Instant turned_away = env.clock.now();
+    EXPECT_EQ(c.join(join_request("g", b)).error, ErrorCode::kGroupMaxSizeReached);
+    env.scheduler.sleep_for(10ms);
+    ASSERT_TRUE(ra.has_value() && rd.has_value()) << "the rebalance completes once b is gone";
+    EXPECT_LT(env.clock.now() - turned_away, 1s);
+    EXPECT_EQ(ra->generation_id, a1.generation_id + 1);
+    EXPECT_EQ(ra->members.size(), 2u);
+  }));
+}
+
 TEST(StaticMembership, AGroupOverALoweredMaxSizeRebalancesOnLoadAndTurnsAwayTheLastToRejoin) {
   OneNode node;
   std::vector<std::string> ids;
@@ -217,9 +248,7 @@ TEST(StaticMembership, AGroupOverALoweredMaxSizeRebalancesOnLoadAndTurnsAwayTheL
     ASSERT_EQ(c.find_group("g")->state, GroupState::kStable);
   }));
   ASSERT_TRUE(node.run([&ids](Env env) {
-    CoordinatorConfig config = fast_config();
-    config.max_size = 2;
-    Rig rig(env, config);
+    Rig rig(env, max_size_two());
     GroupCoordinator& c = rig.c();
     ASSERT_EQ(c.find_group("g")->state, GroupState::kPreparingRebalance) << "3 members over a limit of 2";
     std::optional<JoinResult> first, second;
