@@ -504,7 +504,8 @@ void GroupCoordinator::complete_join(const GroupPtr& group) {
 
 bool GroupCoordinator::elect_joined_leader(Group& group) const {
   if (group.members.empty()) return true;
-  if (group.leader.has_value() && group.members.at(*group.leader).join != nullptr) return true;
+  auto current = group.leader.has_value() ? group.members.find(*group.leader) : group.members.end();
+  if (current != group.members.end() && current->second.join != nullptr) return true;
   for (const auto& [id, member] : group.members) {
     if (member.join != nullptr) {
       group.leader = id;
