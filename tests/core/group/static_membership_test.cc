@@ -111,6 +111,25 @@ TEST(StaticMembership, TheReplacementSurvivesACoordinatorRestart) {
   }));
 }
 
+TEST(StaticMembership, AFailedWriteOfTheReplacementPutsTheOldMemberBack) {
+  OneNode node;
+  ASSERT_TRUE(node.run([&node](Env env) {
+    Rig rig(env);
+    GroupCoordinator& c = rig.c();
+    const auto [a, b] = stable_static_pair(env, c);
+    node.disk().fail_next(DiskOp::kWrite, 1, "data/__consumer_offsets");
+    rig.clean_close_expected = false;  // the failed append takes that offsets partition offline
+    const JoinResult back = c.join(static_join("i-a"));
+    EXPECT_EQ(back.error, ErrorCode::kCoordinatorNotAvailable);
+    const Group* group = c.find_group("g");
+    EXPECT_TRUE(group->has(a.member_id)) << "the old member is back under its own id";
+    EXPECT_EQ(group->static_member("i-a"), a.member_id);
+    EXPECT_EQ(group->leader, a.member_id);
+    EXPECT_EQ(group->members.size(), 2u);
+    EXPECT_EQ(c.heartbeat(static_heartbeat(a, "i-a")), ErrorCode::kNone) << "and it is not fenced";
+  }));
+}
+
 TEST(StaticMembership, ARejoinThatChangesTheChosenProtocolRebalances) {
   OneNode node;
   ASSERT_TRUE(node.run([](Env env) {
