@@ -240,10 +240,9 @@ JoinResult GroupCoordinator::current_generation_answer(const Group& group, const
 std::optional<ErrorCode> GroupCoordinator::validate_member(const Group& group, const std::string& member_id,
                                                            const std::optional<std::string>& instance_id) const {
   if (instance_id.has_value()) {
-    auto it = std::find_if(group.members.begin(), group.members.end(),
-                           [&](const auto& entry) { return entry.second.instance_id == instance_id; });
-    if (it == group.members.end()) return ErrorCode::kUnknownMemberId;
-    if (it->first != member_id) return ErrorCode::kFencedInstanceId;
+    const std::optional<std::string> holder = group.static_member(*instance_id);
+    if (!holder.has_value()) return ErrorCode::kUnknownMemberId;
+    if (*holder != member_id) return ErrorCode::kFencedInstanceId;
   }
   if (!group.has(member_id)) return ErrorCode::kUnknownMemberId;
   return std::nullopt;
@@ -409,28 +408,34 @@ void GroupCoordinator::prepare_rebalance(const GroupPtr& group) {
   cancel_timer(group->join_timer);
   const bool initial = group->is(GroupState::kEmpty);
   transition(*group, GroupState::kPreparingRebalance);
-  auto key = std::make_shared<TimerKey>();
   if (initial) {
     // The first rebalance of an empty group waits for more members, extending while new ones keep arriving,
     // within the rebalance timeout.
     const int32_t delay = config_.initial_rebalance_delay_ms;
     const int32_t remaining = std::max(group->rebalance_timeout_ms() - delay, 0);
     group->initial_delay = true;
+    auto key = std::make_shared<TimerKey>();
     *key = add_timer(ms(delay), [this, group, key, remaining] {
       if (group->join_timer != *key) return;
       group->join_timer.reset();
       on_join_deadline(group, remaining);
     });
+    group->join_timer = *key;
   } else {
     group->initial_delay = false;
-    *key = add_timer(ms(group->rebalance_timeout_ms()), [this, group, key] {
-      if (group->join_timer != *key) return;
-      group->join_timer.reset();
-      complete_join(group);
-    });
+    arm_rebalance_deadline(group);
   }
-  group->join_timer = *key;
   maybe_complete_join(group);
+}
+
+void GroupCoordinator::arm_rebalance_deadline(const GroupPtr& group) {
+  auto key = std::make_shared<TimerKey>();
+  *key = add_timer(ms(group->rebalance_timeout_ms()), [this, group, key] {
+    if (group->join_timer != *key) return;
+    group->join_timer.reset();
+    complete_join(group);
+  });
+  group->join_timer = *key;
 }
 
 void GroupCoordinator::on_join_deadline(const GroupPtr& group, int32_t remaining_ms) {
@@ -470,13 +475,7 @@ void GroupCoordinator::complete_join(const GroupPtr& group) {
   for (const std::string& id : gone) erase_member(*group, id);
   if (!elect_joined_leader(*group)) {
     // Only absent static members are left: wait another rebalance timeout for one to rejoin or expire.
-    auto key = std::make_shared<TimerKey>();
-    *key = add_timer(ms(group->rebalance_timeout_ms()), [this, group, key] {
-      if (group->join_timer != *key) return;
-      group->join_timer.reset();
-      complete_join(group);
-    });
-    group->join_timer = *key;
+    arm_rebalance_deadline(group);
     return;
   }
   init_next_generation(*group);

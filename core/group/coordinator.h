@@ -123,6 +123,8 @@ class GroupCoordinator {
   void prepare_rebalance(const GroupPtr& group);
   void maybe_complete_join(const GroupPtr& group);
   void on_join_deadline(const GroupPtr& group, int32_t remaining_ms);
+  // The join completes when the rebalance timeout passes, whoever has rejoined by then.
+  void arm_rebalance_deadline(const GroupPtr& group);
   void complete_join(const GroupPtr& group);
   // The leader stays if it rejoined, else a member that did takes over; false when no member rejoined.
   bool elect_joined_leader(Group& group) const;

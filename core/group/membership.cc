@@ -137,9 +137,7 @@ LeaveResult GroupCoordinator::leave(const std::string& group_id, const std::vect
     }
     std::string member_id = leaving.member_id;
     if (member_id.empty() && leaving.group_instance_id.has_value()) {  // an administrative removal by instance id
-      for (const auto& [id, member] : group->members) {
-        if (member.instance_id == leaving.group_instance_id) member_id = id;
-      }
+      member_id = group->static_member(*leaving.group_instance_id).value_or("");
     }
     if (group->pending_members.count(member_id) != 0) {
       remove_pending_member(group, member_id);
