@@ -7,7 +7,7 @@ readonly PACKAGES=(
   build-essential g++ cmake ninja-build ccache lld pkg-config git python3
   libboost-context-dev libspdlog-dev libfmt-dev libcli11-dev librapidcheck-dev
   libgtest-dev libgmock-dev googletest libtomlplusplus-dev
-  zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev
+  zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev libisal-dev
   clang libclang-rt-14-dev  # ci/fuzz.sh: clang++ with libFuzzer (the fuzz.request_decoders test)
 )
 

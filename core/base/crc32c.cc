@@ -1,11 +1,10 @@
 #include "core/base/crc32c.h"
 
+#include <isa-l/crc.h>
+
+#include <algorithm>
 #include <array>
 #include <cstring>
-
-#if defined(__x86_64__)
-#include <nmmintrin.h>
-#endif
 
 namespace sluice {
 namespace {
@@ -52,112 +51,16 @@ uint32_t crc32c_extend_portable(uint32_t crc, ByteView data) {
   return ~c;
 }
 
-#if defined(__x86_64__)
-
-namespace {
-
-// The crc32 instruction has a latency of 3 cycles and a throughput of 1, so three independent streams over three
-// adjacent blocks keep it busy; their registers are then joined by "shifting" the first ones over the blocks that
-// follow them, which is a linear map on the 32-bit register, tabulated per byte (Adler's crc32c.c technique).
-constexpr size_t kLongBlock = 8192;
-constexpr size_t kShortBlock = 256;
-
-using ShiftTable = std::array<std::array<uint32_t, 256>, 4>;
-
-// The register after `zero_bytes` zero bytes, starting from `crc` (no pre or post inversion).
-uint32_t advance_over_zeros(uint32_t crc, size_t zero_bytes) {
-  for (size_t i = 0; i < zero_bytes; ++i) crc = kTables[0][crc & 0xff] ^ (crc >> 8);
-  return crc;
-}
-
-ShiftTable make_shift_table(size_t zero_bytes) {
-  std::array<uint32_t, 32> basis{};
-  for (unsigned bit = 0; bit < 32; ++bit) basis[bit] = advance_over_zeros(uint32_t{1} << bit, zero_bytes);
-  ShiftTable table{};
-  for (unsigned k = 0; k < 4; ++k) {
-    for (unsigned b = 0; b < 256; ++b) {
-      uint32_t v = 0;
-      for (unsigned bit = 0; bit < 8; ++bit) {
-        if ((b >> bit) & 1) v ^= basis[8 * k + bit];
-      }
-      table[k][b] = v;
-    }
-  }
-  return table;
-}
-
-uint32_t shift(const ShiftTable& table, uint32_t crc) {
-  return table[0][crc & 0xff] ^ table[1][(crc >> 8) & 0xff] ^ table[2][(crc >> 16) & 0xff] ^ table[3][crc >> 24];
-}
-
-struct ShiftTables {
-  ShiftTable long_block = make_shift_table(kLongBlock);
-  ShiftTable short_block = make_shift_table(kShortBlock);
-};
-
-const ShiftTables& shift_tables() {
-  static const ShiftTables tables;  // built once, on first use (magic statics are thread-safe)
-  return tables;
-}
-
-// Runs three crc32 streams over three adjacent blocks of `block` bytes each, as long as `*n` allows.
-__attribute__((target("sse4.2"))) uint64_t crc_triple_blocks(uint64_t c0, const uint8_t** p, size_t* n, size_t block,
-                                                              const ShiftTable& table) {
-  while (*n >= 3 * block) {
-    uint64_t c1 = 0;
-    uint64_t c2 = 0;
-    const uint8_t* a = *p;
-    for (const uint8_t* end = a + block; a < end; a += 8) {
-      c0 = _mm_crc32_u64(c0, load_le64(a));
-      c1 = _mm_crc32_u64(c1, load_le64(a + block));
-      c2 = _mm_crc32_u64(c2, load_le64(a + 2 * block));
-    }
-    c0 = shift(table, static_cast<uint32_t>(c0)) ^ c1;
-    c0 = shift(table, static_cast<uint32_t>(c0)) ^ c2;
-    *p += 3 * block;
-    *n -= 3 * block;
-  }
-  return c0;
-}
-
-__attribute__((target("sse4.2"))) uint32_t crc32c_extend_sse42(uint32_t crc, ByteView data) {
-  const uint8_t* p = data.data();
-  size_t n = data.size();
-  uint64_t c = static_cast<uint32_t>(~crc);
-  // Align to 8 bytes so that the 64-bit loads below never straddle a cache line needlessly.
-  for (; n > 0 && (reinterpret_cast<uintptr_t>(p) & 7) != 0; --n, ++p) c = _mm_crc32_u8(static_cast<uint32_t>(c), *p);
-  if (n >= 3 * kShortBlock) {
-    const ShiftTables& tables = shift_tables();
-    c = crc_triple_blocks(c, &p, &n, kLongBlock, tables.long_block);
-    c = crc_triple_blocks(c, &p, &n, kShortBlock, tables.short_block);
-  }
-  for (; n >= 8; n -= 8, p += 8) c = _mm_crc32_u64(c, load_le64(p));
-  for (; n > 0; --n, ++p) c = _mm_crc32_u8(static_cast<uint32_t>(c), *p);
-  return ~static_cast<uint32_t>(c);
-}
-
-bool detect_sse42() {
-  __builtin_cpu_init();  // required when called before constructors might have run
-  return __builtin_cpu_supports("sse4.2");
-}
-
-}  // namespace
-
-bool crc32c_hardware_available() {
-  static const bool available = detect_sse42();
-  return available;
-}
-
 uint32_t crc32c_extend(uint32_t crc, ByteView data) {
-  return crc32c_hardware_available() ? crc32c_extend_sse42(crc, data) : crc32c_extend_portable(crc, data);
+  // ISA-L keeps the raw register (no pre or post inversion) and takes an int length, so long inputs go in pieces.
+  constexpr size_t kMaxPiece = size_t{1} << 30;
+  uint32_t reg = ~crc;
+  for (size_t done = 0; done < data.size();) {
+    const size_t piece = std::min(kMaxPiece, data.size() - done);
+    reg = crc32_iscsi(const_cast<uint8_t*>(data.data() + done), static_cast<int>(piece), reg);
+    done += piece;
+  }
+  return ~reg;
 }
-
-#else
-
-bool crc32c_hardware_available() { return false; }
-
-uint32_t crc32c_extend(uint32_t crc, ByteView data) { return crc32c_extend_portable(crc, data); }
-
-#endif
 
 }  // namespace sluice
