@@ -103,20 +103,29 @@ bool timestamp_in_window(int64_t timestamp, const ValidationRules& rules) {
   return age <= rules.timestamp_before_max_ms && -age <= rules.timestamp_after_max_ms;
 }
 
-// The timestamp error of one record, if any (LogValidator.validateTimestamp).
-std::optional<std::string> timestamp_error(const BatchHeader& header, const RecordView& view, int32_t index,
-                                           const ValidationRules& rules) {
-  const int64_t timestamp = header.log_append_time()
-                                ? header.max_timestamp
-                                : static_cast<int64_t>(static_cast<uint64_t>(header.base_timestamp) +
-                                                       static_cast<uint64_t>(view.timestamp_delta));
+// The timestamp a record is checked with.
+int64_t record_timestamp(const BatchHeader& header, const RecordView& view) {
+  return header.log_append_time() ? header.max_timestamp
+                                  : static_cast<int64_t>(static_cast<uint64_t>(header.base_timestamp) +
+                                                         static_cast<uint64_t>(view.timestamp_delta));
+}
+
+// Whether a record fails LogValidator.validateTimestamp. Asked of every record, so it builds no message.
+bool timestamp_fails(const BatchHeader& header, const RecordView& view, const ValidationRules& rules) {
+  const int64_t timestamp = record_timestamp(header, view);
+  if (!rules.log_append_time && timestamp != kNoTimestamp) return !timestamp_in_window(timestamp, rules);
+  return header.log_append_time();  // producers may not set LogAppendTime
+}
+
+// Why a record fails timestamp_fails.
+std::string timestamp_error(const BatchHeader& header, const RecordView& view, int32_t index,
+                            const ValidationRules& rules) {
+  const int64_t timestamp = record_timestamp(header, view);
   if (!rules.log_append_time && timestamp != kNoTimestamp) {
-    if (timestamp_in_window(timestamp, rules)) return std::nullopt;
     return "record " + std::to_string(index) + " has timestamp " + std::to_string(timestamp) +
            ", outside the window allowed at " + std::to_string(rules.now_ms);
   }
-  if (header.log_append_time()) return "record " + std::to_string(index) + ": producers may not set LogAppendTime";
-  return std::nullopt;
+  return "record " + std::to_string(index) + ": producers may not set LogAppendTime";
 }
 
 // The batch's verdict from its per-record errors (LogValidator.processRecordErrors): INVALID_TIMESTAMP when any
@@ -148,16 +157,15 @@ Status check_records(ByteView batch, const BatchHeader& header, const Validation
                             std::to_string(view.offset_delta));
     }
     // One error per record, the key's before the timestamp's, as Kafka's validateRecord reports them.
-    std::optional<std::string> error;
-    if (rules.compacted && !view.key.has_value()) {
-      error = "record " + std::to_string(index) + " has no key, which a compacted topic requires";
-    } else {
-      error = timestamp_error(header, view, index, rules);
-      any_timestamp_error = any_timestamp_error || error.has_value();
-    }
-    if (!error) continue;
+    const bool key_missing = rules.compacted && !view.key.has_value();
+    const bool timestamp_failed = !key_missing && timestamp_fails(header, view, rules);
+    if (!key_missing && !timestamp_failed) continue;
+    any_timestamp_error = any_timestamp_error || timestamp_failed;
     ++total;  // a compressed batch may hold millions of bad records: the list is capped, the count is not
-    if (errors.size() < kMaxRecordErrors) errors.push_back({index, std::move(*error)});
+    if (errors.size() >= kMaxRecordErrors) continue;
+    errors.push_back({index, key_missing ? "record " + std::to_string(index) +
+                                               " has no key, which a compacted topic requires"
+                                         : timestamp_error(header, view, index, rules)});
   }
   if (errors.empty()) return Status();
   Status status = record_errors_status(errors, total, any_timestamp_error);

@@ -202,6 +202,20 @@ TEST(BatchValidation, ProducersMayNotSetLogAppendTime) {
   EXPECT_EQ(validate(batch, rules), ErrorCode::kInvalidTimestamp);
 }
 
+// On a CreateTime topic Kafka checks the timestamp a record reports (a LogAppendTime batch's max timestamp) and
+// only refuses the type when that timestamp is missing.
+TEST(BatchValidation, ACreateTimeTopicChecksALogAppendTimeBatchByItsMaxTimestamp) {
+  BatchOptions options;
+  options.log_append_time = true;
+  ValidationRules rules = rules_at(kT0);
+  rules.timestamp_before_max_ms = 10;
+  EXPECT_EQ(validate(build_batch({make_record(0, kT0, "k", "v")}, options).value(), rules), ErrorCode::kNone);
+  EXPECT_EQ(validate(build_batch({make_record(0, kT0 - 1000, "k", "v")}, options).value(), rules),
+            ErrorCode::kInvalidTimestamp);
+  EXPECT_EQ(validate(build_batch({make_record(0, -1, "k", "v")}, options).value(), rules),
+            ErrorCode::kInvalidTimestamp);
+}
+
 TEST(BatchValidation, TimestampErrorsWinOverKeyErrors) {
   ValidationRules rules = rules_at(kT0);
   rules.compacted = true;
