@@ -96,6 +96,28 @@ const std::array kBrokerSettings = {
                                ? "delete-oldest"
                                : "reject";
                   }},
+    // The group coordinator's (core/group).
+    BrokerSetting{"group.initial.rebalance.delay.ms", ConfigType::kInt,
+                  "How long the first rebalance of an empty group waits for more members, in ms.",
+                  [](const BrokerConfig& c) { return std::to_string(c.group.initial_rebalance_delay_ms); }},
+    BrokerSetting{"group.min.session.timeout.ms", ConfigType::kInt, "The shortest session timeout a member may ask.",
+                  [](const BrokerConfig& c) { return std::to_string(c.group.min_session_timeout_ms); }},
+    BrokerSetting{"group.max.session.timeout.ms", ConfigType::kInt, "The longest session timeout a member may ask.",
+                  [](const BrokerConfig& c) { return std::to_string(c.group.max_session_timeout_ms); }},
+    BrokerSetting{"group.max.size", ConfigType::kInt, "The most members a consumer group may have.",
+                  [](const BrokerConfig& c) { return std::to_string(c.group.max_size); }},
+    BrokerSetting{"offsets.topic.num.partitions", ConfigType::kInt, "Partitions of __consumer_offsets.",
+                  [](const BrokerConfig& c) { return std::to_string(c.group.offsets_topic_partitions); }},
+    BrokerSetting{"offsets.topic.segment.bytes", ConfigType::kInt, "segment.bytes of __consumer_offsets.",
+                  [](const BrokerConfig& c) { return std::to_string(c.group.offsets_topic_segment_bytes); }},
+    BrokerSetting{"offsets.retention.minutes", ConfigType::kInt,
+                  "How long an empty group's committed offsets are kept, in minutes.",
+                  [](const BrokerConfig& c) { return std::to_string(c.group.offsets_retention_ms / (60 * 1000)); }},
+    BrokerSetting{"offsets.retention.check.interval.ms", ConfigType::kLong,
+                  "How often expired committed offsets are removed, in ms.",
+                  [](const BrokerConfig& c) { return std::to_string(c.group.offsets_retention_check_interval_ms); }},
+    BrokerSetting{"offset.metadata.max.bytes", ConfigType::kInt, "The longest metadata an offset commit may carry.",
+                  [](const BrokerConfig& c) { return std::to_string(c.group.offset_metadata_max_bytes); }},
 };
 
 // A broker setting is STATIC_BROKER_CONFIG when the configuration moved it off its default.

@@ -68,6 +68,7 @@ TEST(AdminDescribeConfigs, BrokerDefaultsShowAsStaticBrokerConfig) {
   BrokerHarness harness;
   harness.config().num_partitions = 3;
   harness.config().storage.topic_defaults.retention_ms = 1000;
+  harness.config().group.max_size = 4;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker&) {
     create_topic(client, "t");
     const auto topic =
@@ -95,6 +96,13 @@ TEST(AdminDescribeConfigs, BrokerDefaultsShowAsStaticBrokerConfig) {
     EXPECT_EQ(config_named(broker, "log.segment.bytes")->config_source, 5);
     EXPECT_TRUE(config_named(broker, "log.cleanup.policy").has_value());
     EXPECT_TRUE(config_named(broker, "min.insync.replicas").has_value());
+    const auto group_size = config_named(broker, "group.max.size");
+    ASSERT_TRUE(group_size.has_value()) << "the group coordinator's settings are listed too";
+    EXPECT_EQ(group_size->value, "4");
+    EXPECT_EQ(group_size->config_source, 4);
+    EXPECT_EQ(config_named(broker, "offsets.retention.minutes")->value, "10080");
+    EXPECT_EQ(config_named(broker, "offsets.retention.minutes")->config_source, 5);
+    EXPECT_EQ(config_named(broker, "group.min.session.timeout.ms")->value, "6000");
 
     EXPECT_TRUE(describe(client, ConfigResourceType::kBroker, "").configs.empty()) << "no dynamic cluster defaults";
   }));
