@@ -72,7 +72,9 @@ struct Rig {
   ~Rig() {
     coordinator->stop();
     const Status closed = logs->close();
-    if (clean_close_expected) EXPECT_TRUE(closed.ok()) << closed.to_string();
+    if (clean_close_expected) {
+      EXPECT_TRUE(closed.ok()) << closed.to_string();
+    }
   }
   GroupCoordinator& c() { return *coordinator; }
 
