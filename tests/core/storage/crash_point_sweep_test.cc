@@ -38,7 +38,9 @@ void workload(Env env, int& acked) {
   ASSERT_TRUE(log.ok()) << log.status().to_string();
   const int64_t now = to_unix_ms(env.clock.wall_now());
   for (int i = 0; i < kAppends; ++i) {
-    if (i > 0 && i % 3 == 0) ASSERT_TRUE((*log)->roll().ok());
+    if (i > 0 && i % 3 == 0) {
+      ASSERT_TRUE((*log)->roll().ok());
+    }
     const int64_t timestamp = i < kAppends / 2 ? now - 3600000 : now;
     ASSERT_TRUE((*log)->append(one_record(key_of(i), value_of(i), timestamp)).ok());
     acked = i + 1;

@@ -168,7 +168,9 @@ TEST(LogManagerCleaner, CompactDeleteRunsRetentionAndTheCleanerConcurrentlyWithA
       // The first 100 keys are never updated again: only retention can remove them.
       const std::string key = i < 100 ? "u" + std::to_string(i) : "k" + std::to_string(i % 7);
       ASSERT_TRUE(manager->append(tp, one_record(key, std::to_string(i), now_ms(env))).ok());
-      if (i % 50 == 0) ASSERT_TRUE(manager->delete_records(tp, manager->find(tp)->log_start_offset()).ok());
+      if (i % 50 == 0) {
+        ASSERT_TRUE(manager->delete_records(tp, manager->find(tp)->log_start_offset()).ok());
+      }
       env.scheduler.sleep_for(std::chrono::milliseconds(150));
     }
     PartitionLog& log = *manager->find(tp);

@@ -28,6 +28,9 @@ void fill_three_segments(PartitionLog& log, int64_t timestamp) {
   }
 }
 
+RetentionLimits by_time(int64_t retention_ms) { return {retention_ms, std::nullopt}; }
+RetentionLimits by_size(int64_t retention_bytes) { return {std::nullopt, retention_bytes}; }
+
 RetentionResult enforce(PartitionLog& log, RetentionLimits limits, int64_t now) {
   Result<RetentionResult> result = enforce_retention(log, limits, now);
   EXPECT_TRUE(result.ok()) << result.status().to_string();
@@ -39,7 +42,7 @@ TEST(Retention, ExpiredSegmentsGoAndOneEmptySegmentStaysAtTheLogEnd) {  // R1, R
   ASSERT_TRUE(world.run([](Env env) {
     auto log = open_small_log(env);
     fill_three_segments(*log, now_ms(env) - 2 * kHour);
-    const RetentionResult r = enforce(*log, {.retention_ms = kHour}, now_ms(env));
+    const RetentionResult r = enforce(*log, by_time(kHour), now_ms(env));
     EXPECT_EQ(r.log_start_after, 15);
     EXPECT_EQ(r.evicted_by_time, 15);
     EXPECT_EQ(log->segments().size(), 1u);
@@ -58,7 +61,7 @@ TEST(Retention, FreshDataStays) {  // R2, R7 (-1)
   ASSERT_TRUE(world.run([](Env env) {
     auto log = open_small_log(env);
     fill_three_segments(*log, now_ms(env) - 1000);
-    EXPECT_EQ(enforce(*log, {.retention_ms = kHour}, now_ms(env)).log_start_after, 0);
+    EXPECT_EQ(enforce(*log, by_time(kHour), now_ms(env)).log_start_after, 0);
     EXPECT_EQ(enforce(*log, {}, now_ms(env) + 100 * kHour).log_start_after, 0) << "no limits: no deletion";
     EXPECT_EQ(log->segments().size(), 4u);
     ASSERT_TRUE(log->close().ok());
@@ -75,7 +78,7 @@ TEST(Retention, AnExpiredBatchGoesEvenBesideANewerOneInTheActiveSegment) {
     ASSERT_TRUE(log->append(batch_of(3, now - 2 * kHour, "old")).ok());
     ASSERT_TRUE(log->append(batch_of(2, now - 1000, "new")).ok());
     ASSERT_EQ(log->segments().size(), 1u) << "both in the active segment";
-    const RetentionResult r = enforce(*log, {.retention_ms = kHour}, now);
+    const RetentionResult r = enforce(*log, by_time(kHour), now);
     EXPECT_EQ(r.log_start_after, 3);
     EXPECT_EQ(error_of(log->read(2, 1000, INT64_MAX).status()), ErrorCode::kOffsetOutOfRange);
     auto live = log->read(3, 1000, INT64_MAX);
@@ -91,7 +94,7 @@ TEST(Retention, AnExpiredActiveSegmentIsReplacedByAnEmptyOne) {  // R5
   ASSERT_TRUE(world.run([](Env env) {
     auto log = open_small_log(env);
     for (int i = 0; i < 4; ++i) ASSERT_TRUE(log->append(batch_of(1, now_ms(env) - 2 * kHour)).ok());
-    const RetentionResult r = enforce(*log, {.retention_ms = kHour}, now_ms(env));
+    const RetentionResult r = enforce(*log, by_time(kHour), now_ms(env));
     EXPECT_TRUE(r.rolled_expired_active_segment);
     EXPECT_EQ(log->log_start_offset(), 4);
     ASSERT_EQ(log->segments().size(), 1u);
@@ -109,7 +112,7 @@ TEST(Retention, RetentionMsZeroEvictsEverythingInThePast) {  // R6
   ASSERT_TRUE(world.run([](Env env) {
     auto log = open_small_log(env);
     fill_three_segments(*log, now_ms(env) - 1);
-    EXPECT_EQ(enforce(*log, {.retention_ms = 0}, now_ms(env)).log_start_after, 15);
+    EXPECT_EQ(enforce(*log, by_time(0), now_ms(env)).log_start_after, 15);
     ASSERT_TRUE(log->close().ok());
   }));
 }
@@ -120,8 +123,8 @@ TEST(Retention, SizeLimitEvictsTheOldestUntilThePartitionFits) {  // R8, R9
     auto log = open_small_log(env);
     fill_three_segments(*log, now_ms(env));
     const int64_t record = static_cast<int64_t>(batch_of(1, now_ms(env)).size());
-    EXPECT_EQ(enforce(*log, {.retention_bytes = 15 * record}, now_ms(env)).log_start_after, 0);  // R9
-    const RetentionResult r = enforce(*log, {.retention_bytes = 10 * record}, now_ms(env));      // R8
+    EXPECT_EQ(enforce(*log, by_size(15 * record), now_ms(env)).log_start_after, 0);  // R9
+    const RetentionResult r = enforce(*log, by_size(10 * record), now_ms(env));      // R8
     EXPECT_EQ(r.log_start_after, 5);
     EXPECT_EQ(r.evicted_by_size, 5);
     EXPECT_EQ(r.segments_removed, 1u);
@@ -130,7 +133,7 @@ TEST(Retention, SizeLimitEvictsTheOldestUntilThePartitionFits) {  // R8, R9
     ASSERT_TRUE(size.ok());
     EXPECT_EQ(*size, static_cast<uint64_t>(10 * record));
     // Batch granularity: a limit that falls inside a segment moves the log start into it.
-    EXPECT_EQ(enforce(*log, {.retention_bytes = 7 * record}, now_ms(env)).log_start_after, 8);
+    EXPECT_EQ(enforce(*log, by_size(7 * record), now_ms(env)).log_start_after, 8);
     ASSERT_TRUE(log->close().ok());
   }));
 }
@@ -159,8 +162,8 @@ TEST(Retention, NothingAtOrAboveTheHighWatermarkIsEvicted) {
     auto log = open_small_log(env, settings);
     fill_three_segments(*log, now_ms(env) - 2 * kHour);
     log->set_high_watermark(7);
-    EXPECT_EQ(enforce(*log, {.retention_ms = kHour}, now_ms(env)).log_start_after, 7);
-    EXPECT_EQ(enforce(*log, {.retention_bytes = 0}, now_ms(env)).log_start_after, 7);
+    EXPECT_EQ(enforce(*log, by_time(kHour), now_ms(env)).log_start_after, 7);
+    EXPECT_EQ(enforce(*log, by_size(0), now_ms(env)).log_start_after, 7);
     ASSERT_TRUE(log->close().ok());
   }));
 }
@@ -172,7 +175,7 @@ TEST(Retention, RemovedSegmentFilesLingerForTheDeleteDelay) {  // R17
     settings.file_delete_delay_ms = 5000;
     auto log = open_small_log(env, settings);
     fill_three_segments(*log, now_ms(env) - 2 * kHour);
-    EXPECT_EQ(enforce(*log, {.retention_ms = kHour}, now_ms(env)).segments_removed, 3u);
+    EXPECT_EQ(enforce(*log, by_time(kHour), now_ms(env)).segments_removed, 3u);
     EXPECT_GT(log->pending_deletions(), 0u);
     auto listing = env.fs.list("p0");
     ASSERT_TRUE(listing.ok());

@@ -81,7 +81,9 @@ TEST(TopicCompression, EveryCodecToEveryOtherKeepsHeaderAndRecords) {
       }
       ASSERT_TRUE(out.has_value());
       expect_same_batch_in(batch, *out, to);
-      if (to != Compression::kNone) EXPECT_LT(out->size(), 10000u) << "really compressed (a 70 KB value of z)";
+      if (to != Compression::kNone) {
+        EXPECT_LT(out->size(), 10000u) << "really compressed (a 70 KB value of z)";
+      }
     }
   }
 }
