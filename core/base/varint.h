@@ -50,35 +50,55 @@ Result<int32_t> read_varint(ByteView* in);
 Result<int64_t> read_varlong(ByteView* in);
 
 // The signed reads for per-record loops, which run a million times a second: no Result is built and a one-byte
-// value is decoded inline. They accept exactly what the reads above accept; false on failure (`*in` then
+// value is decoded inline. They accept exactly what the reads above accept; false on failure (`*in` or `*p` then
 // unchanged), and the reads above say why.
 bool decode_unsigned(ByteView* in, size_t max_bytes, unsigned value_bits, uint64_t* value);
 // One- and two-byte values (lengths of records up to 8 KiB) inline; two bytes never overflow a varint.
-inline bool try_read_unsigned(ByteView* in, size_t max_bytes, unsigned value_bits, uint64_t* value) {
-  const size_t size = in->size();
-  if (size >= 1 && (*in)[0] < 0x80) {
-    *value = (*in)[0];
-    *in = in->subspan(1);
+// These read [*p, end) and advance *p: a per-record loop keeps its cursor in registers this way, where a ByteView
+// passed by address is spilled, written as two words and reloaded as one (a store-forwarding stall per field).
+inline bool try_read_unsigned(const uint8_t** p, const uint8_t* end, size_t max_bytes, unsigned value_bits,
+                              uint64_t* value) {
+  const uint8_t* q = *p;
+  if (q < end && q[0] < 0x80) {
+    *value = q[0];
+    *p = q + 1;
     return true;
   }
-  if (size >= 2 && (*in)[1] < 0x80) {
-    *value = ((*in)[0] & 0x7fu) | (uint64_t{(*in)[1]} << 7);
-    *in = in->subspan(2);
+  if (end - q >= 2 && q[1] < 0x80) {
+    *value = (q[0] & 0x7fu) | (uint64_t{q[1]} << 7);
+    *p = q + 2;
     return true;
   }
-  return decode_unsigned(in, max_bytes, value_bits, value);
+  ByteView rest(q, static_cast<size_t>(end - q));
+  if (!decode_unsigned(&rest, max_bytes, value_bits, value)) return false;
+  *p = rest.data();
+  return true;
 }
-inline bool try_read_varint(ByteView* in, int32_t* out) {
+inline bool try_read_varint(const uint8_t** p, const uint8_t* end, int32_t* out) {
   uint64_t v = 0;
-  if (!try_read_unsigned(in, kMaxVarintBytes, 32, &v)) return false;
+  if (!try_read_unsigned(p, end, kMaxVarintBytes, 32, &v)) return false;
   *out = zigzag_decode32(static_cast<uint32_t>(v));
   return true;
 }
-inline bool try_read_varlong(ByteView* in, int64_t* out) {
+inline bool try_read_varlong(const uint8_t** p, const uint8_t* end, int64_t* out) {
   uint64_t v = 0;
-  if (!try_read_unsigned(in, kMaxVarlongBytes, 64, &v)) return false;
+  if (!try_read_unsigned(p, end, kMaxVarlongBytes, 64, &v)) return false;
   *out = zigzag_decode64(v);
   return true;
+}
+// The same on a view, advanced past what was read.
+template <typename T>
+bool try_read_from_view(ByteView* in, T* out, bool (*read)(const uint8_t**, const uint8_t*, T*)) {
+  const uint8_t* p = in->data();
+  if (!read(&p, p + in->size(), out)) return false;
+  *in = in->subspan(static_cast<size_t>(p - in->data()));
+  return true;
+}
+inline bool try_read_varint(ByteView* in, int32_t* out) {
+  return try_read_from_view<int32_t>(in, out, try_read_varint);
+}
+inline bool try_read_varlong(ByteView* in, int64_t* out) {
+  return try_read_from_view<int64_t>(in, out, try_read_varlong);
 }
 
 }  // namespace sluice

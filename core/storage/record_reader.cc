@@ -42,40 +42,12 @@ Status read_body(ByteView body, RecordView* out) {
   return Status();
 }
 
-// The per-record fast path below reads through a raw pointer and an end, which stay in registers. (It used to pass
-// ByteViews by address; they were spilled, written as two words and reloaded as one, a store-forwarding stall per
-// field that made a record cost ~30 ns to look at.) Each step is read_body's check without building a Result.
-
-// try_read_unsigned on [*p, end): one- and two-byte values inline, longer ones through decode_unsigned.
-[[gnu::always_inline]] inline bool scan_unsigned(const uint8_t** p, const uint8_t* end, size_t max_bytes,
-                                                 unsigned value_bits, uint64_t* value) {
-  const uint8_t* q = *p;
-  if (q < end && q[0] < 0x80) {
-    *value = q[0];
-    *p = q + 1;
-    return true;
-  }
-  if (end - q >= 2 && q[1] < 0x80) {
-    *value = (q[0] & 0x7fu) | (uint64_t{q[1]} << 7);
-    *p = q + 2;
-    return true;
-  }
-  ByteView rest(q, static_cast<size_t>(end - q));
-  if (!decode_unsigned(&rest, max_bytes, value_bits, value)) return false;
-  *p = rest.data();
-  return true;
-}
-
-[[gnu::always_inline]] inline bool scan_varint(const uint8_t** p, const uint8_t* end, int32_t* out) {
-  uint64_t v = 0;
-  if (!scan_unsigned(p, end, kMaxVarintBytes, 32, &v)) return false;
-  *out = zigzag_decode32(static_cast<uint32_t>(v));
-  return true;
-}
+// The per-record fast path below reads through a raw pointer and an end, which stay in registers (varint.h says
+// why). Each step is read_body's check without building a Result.
 
 // A varint length then that many bytes; -1 is null (then `*length` is -1 and nothing more is read).
 [[gnu::always_inline]] inline bool scan_field(const uint8_t** p, const uint8_t* end, int32_t* length) {
-  if (!scan_varint(p, end, length)) return false;
+  if (!try_read_varint(p, end, length)) return false;
   if (*length == -1) return true;
   if (*length < 0 || *length > end - *p) return false;
   *p += *length;
@@ -99,14 +71,13 @@ Status read_body(ByteView body, RecordView* out) {
 bool scan_body(const uint8_t* p, const uint8_t* end, RecordView* out) {
   if (p == end) return false;
   out->attributes = static_cast<int8_t>(*p++);
-  uint64_t timestamp_delta = 0;
-  if (!scan_unsigned(&p, end, kMaxVarlongBytes, 64, &timestamp_delta)) return false;
-  out->timestamp_delta = zigzag_decode64(timestamp_delta);
-  if (!scan_varint(&p, end, &out->offset_delta)) return false;
+  if (!try_read_varlong(&p, end, &out->timestamp_delta) || !try_read_varint(&p, end, &out->offset_delta)) {
+    return false;
+  }
   out->fields = ByteView(p, static_cast<size_t>(end - p));
   if (!scan_nullable_bytes(&p, end, &out->key) || !scan_nullable_bytes(&p, end, &out->value)) return false;
   int32_t count = 0;
-  if (!scan_varint(&p, end, &count)) return false;
+  if (!try_read_varint(&p, end, &count)) return false;
   out->header_count = count;
   if (count < 0 || count > (end - p) / 2) return false;  // read_record_headers' bound
   const uint8_t* headers_start = p;
@@ -161,7 +132,7 @@ Result<bool> RecordReader::next(RecordView* out) {
     const uint8_t* p = rest_.data();
     const uint8_t* const end = p + rest_.size();
     int32_t length = 0;
-    if (scan_varint(&p, end, &length) && length >= static_cast<int32_t>(kMinRecordBodyBytes) && length <= end - p &&
+    if (try_read_varint(&p, end, &length) && length >= static_cast<int32_t>(kMinRecordBodyBytes) && length <= end - p &&
         scan_body(p, p + length, out)) {
       rest_ = ByteView(p + length, static_cast<size_t>(end - p - length));
       ++read_;
