@@ -12,6 +12,7 @@
 #include <sstream>
 #include <vector>
 
+#include "core/broker/node.h"
 #include "core/kafka/broker.h"
 #include "core/kafka/properties.h"
 #include "net/real_env.h"
@@ -19,12 +20,9 @@
 namespace sluice {
 namespace {
 
-// At most this many names of the data directory go into the start-up line.
-constexpr size_t kListedEntriesMax = 20;
-
 // Shared by the main fiber and the signal handler; outlives both.
 struct ServeState {
-  kafka::Broker* broker = nullptr;  // set while serving
+  broker::Node* node = nullptr;  // set while running
   bool stopping = false;
 };
 
@@ -33,82 +31,24 @@ void print_fatal(const std::string& message) {
   std::fflush(stderr);
 }
 
-void log_data_dir(Env& env, const std::string& dir, const std::vector<DirEntry>& entries) {
-  if (entries.empty()) {
-    env.log.info("data directory {} is empty", dir);
-    return;
-  }
-  std::string names;
-  for (size_t i = 0; i < entries.size() && i < kListedEntriesMax; ++i) {
-    if (i > 0) names += ", ";
-    names += entries[i].name + (entries[i].is_directory ? "/" : "");
-  }
-  if (entries.size() > kListedEntriesMax) names += ", ...";
-  env.log.info("data directory {} holds {} entries: {}", dir, entries.size(), names);
-}
-
-void log_settings(Env& env, const std::map<std::string, std::string>& settings) {
-  if (settings.empty()) return;
-  std::string text;
-  for (const auto& [key, value] : settings) text += (text.empty() ? "" : ", ") + key + "=" + value;
-  env.log.info("settings: {}", text);
-}
-
-// The wildcard addresses: clients cannot connect to them, so advertising one is nearly always a mistake.
-bool is_any_address(const std::string& host) { return host == "0.0.0.0" || host == "::"; }
-
-// Where clients are told to connect: --advertised, else the bound address (with the port "host:0" got).
-Address advertised_address(Env& env, const std::optional<Address>& advertised, const Address& bound) {
-  if (advertised) return *advertised;
-  if (is_any_address(bound.host)) {
-    env.log.warn(
-        "listening on every interface ({}): clients will be told to connect to {}, which only works "
-        "from this host; pass --advertised HOST:PORT (or advertised.listeners=PLAINTEXT://HOST:PORT) "
-        "with an address clients can reach",
-        bound.to_string(), bound.to_string());
-  }
-  return bound;
-}
-
 int serve_main(Env& env, const ServeOptions& options, const Address& address,
-               const std::optional<Address>& advertised_flag, ServeState& state, const OnListening& on_listening) {
-  log_settings(env, options.settings);
-  if (Status s = env.fs.create_dirs(options.data_dir); !s.ok()) {
-    print_fatal("cannot create data directory " + options.data_dir + ": " + s.to_string());
+               const std::optional<Address>& advertised, ServeState& state, const OnListening& on_listening) {
+  broker::NodeOptions node_options{.listen = address,
+                                   .advertised = advertised,
+                                   .data_dir = options.data_dir,
+                                   .broker = options.broker,
+                                   .settings = options.settings};
+  broker::Node node(env, std::move(node_options));
+  state.node = &node;
+  if (state.stopping) node.stop();  // a signal during start-up
+  const Status run = node.run([&](kafka::Broker&, const Address& bound) {
+    if (on_listening) on_listening(env, bound);
+  });
+  state.node = nullptr;
+  if (!run.ok()) {
+    print_fatal(run.message());
     return 1;
   }
-  Result<std::vector<DirEntry>> entries = env.fs.list(options.data_dir);
-  if (!entries.ok()) {
-    print_fatal("cannot read data directory " + options.data_dir + ": " + entries.status().to_string());
-    return 1;
-  }
-  log_data_dir(env, options.data_dir, *entries);
-  Result<std::unique_ptr<Listener>> listener = env.net.listen(address);
-  if (!listener.ok()) {
-    print_fatal("cannot listen on " + address.to_string() + ": " + listener.status().to_string());
-    return 1;
-  }
-  const Address advertised = advertised_address(env, advertised_flag, (*listener)->address());
-  kafka::BrokerConfig config = options.broker;
-  config.advertised_host = advertised.host;
-  config.advertised_port = advertised.port;
-  Result<std::unique_ptr<kafka::Broker>> broker = kafka::Broker::open(env, options.data_dir, config);
-  if (!broker.ok()) {
-    print_fatal("cannot open the data directory " + options.data_dir + ": " + broker.status().to_string());
-    return 1;
-  }
-  env.log.info("listening on {}, advertised as {}", (*listener)->address().to_string(), advertised.to_string());
-  if (on_listening) on_listening(env, (*listener)->address());
-  state.broker = broker->get();
-  if (state.stopping) (*broker)->stop();  // a signal during start-up
-  (*broker)->serve(**listener);
-  state.broker = nullptr;
-  (*listener)->close();
-  if (Status closed = (*broker)->close(); !closed.ok()) {
-    env.log.error("closing the logs: {}", closed.to_string());
-    return 1;
-  }
-  env.log.info("stopped");
   return 0;
 }
 
@@ -192,7 +132,7 @@ int run_serve(const ServeOptions& options, const OnListening& on_listening) {
     const char* name = signal_number == SIGINT ? "SIGINT" : "SIGTERM";
     real.log().info("signal {} ({}): stopping", signal_number, name);
     state.stopping = true;
-    if (state.broker != nullptr) state.broker->stop();
+    if (state.node != nullptr) state.node->stop();
   });
   if (!signals.ok()) {
     print_fatal("cannot handle signals: " + signals.to_string());

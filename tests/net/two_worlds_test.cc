@@ -1,4 +1,4 @@
-// One component, two worlds: the journaled EchoService (core/smoke) runs the same scenario on the real Env
+// One component, two worlds: the journaled EchoService (sim/selftest) runs the same scenario on the real Env
 // (epoll sockets, POSIX files) and on a simulated node (SimNetwork, SimDisk), and must behave the same.
 #include <gtest/gtest.h>
 
@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "core/env/sync.h"
-#include "core/smoke/echo_service.h"
-#include "core/smoke/journal.h"
+#include "sim/selftest/echo_service.h"
+#include "sim/selftest/journal.h"
 #include "net/real_env.h"
-#include "sim/sim_cluster.h"
+#include "sim/world/sim_cluster.h"
 #include "tests/net/temp_dir.h"
 
 namespace sluice {

@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "core/env/scheduler.h"
-#include "sim/sim_clock.h"
-#include "sim/sim_world.h"
+#include "sim/world/sim_clock.h"
+#include "sim/world/sim_world.h"
 
 namespace sluice::testing {
 

@@ -10,11 +10,12 @@
 #include <optional>
 #include <string>
 
+#include "core/broker/node.h"
 #include "core/kafka/broker.h"
 #include "core/protocol/header.h"
 #include "core/protocol/message.h"
-#include "sim/sim_cluster.h"
-#include "sim/sim_disk.h"
+#include "sim/world/sim_cluster.h"
+#include "sim/world/sim_disk.h"
 
 namespace sluice::kafka::testing {
 
@@ -106,18 +107,23 @@ class BrokerHarness {
   void allow_failed_close() { expect_clean_close_ = false; }
 
  private:
+  // The one boot path (core/broker/node.h), as `sluice serve` and the simulator use it.
   void boot_broker() {
     broker_ = nullptr;
     stopped_ = false;
     server_.boot([this](Env env) {
-      auto listener = env.net.listen(kBrokerAddress);
-      ASSERT_TRUE(listener.ok()) << listener.status().to_string();
-      auto broker = Broker::open(env, "data", config_);
-      ASSERT_TRUE(broker.ok()) << broker.status().to_string();
-      broker_ = broker->get();
-      (*broker)->serve(**listener);
-      const Status closed = (*broker)->close();
-      EXPECT_TRUE(closed.ok() || !expect_clean_close_) << closed.to_string();
+      broker::NodeOptions options;
+      options.listen = kBrokerAddress;
+      options.data_dir = "data";
+      options.broker = config_;
+      broker::Node node(env, std::move(options));
+      bool served = false;
+      const Status run = node.run([&](Broker& broker, const Address&) {
+        broker_ = &broker;
+        served = true;
+      });
+      // A boot that fails is always a failure; a failed close only where the test took a log offline.
+      EXPECT_TRUE(run.ok() || (served && !expect_clean_close_)) << run.to_string();
       broker_ = nullptr;
       stopped_ = true;
     });

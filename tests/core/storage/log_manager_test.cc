@@ -4,7 +4,7 @@
 
 #include <functional>
 
-#include "sim/sim_disk.h"
+#include "sim/world/sim_disk.h"
 #include "tests/core/storage/log_test_util.h"
 
 namespace sluice::storage {

@@ -13,8 +13,8 @@
 #include "core/protocol/error_codes.h"
 #include "core/storage/partition_log.h"
 #include "core/storage/record_batch.h"
-#include "sim/sim_cluster.h"
-#include "sim/sim_disk.h"
+#include "sim/world/sim_cluster.h"
+#include "sim/world/sim_disk.h"
 
 namespace sluice::storage::log_testing {
 

@@ -1,0 +1,107 @@
+#include "sim/world/sim_node.h"
+
+#include <cstdio>
+
+#include "core/base/assert.h"
+#include "sim/world/sim_disk.h"
+#include "sim/world/sim_file_system.h"
+#include "sim/world/sim_network.h"
+
+namespace sluice {
+namespace {
+
+// Random::fork stream of each node's disk faults; fixed forever, or old seeds stop replaying.
+constexpr uint64_t kDiskStreamBase = 2000;
+constexpr uint64_t kDiskLatencyStreamBase = 3000;
+
+// Latencies of an NVMe-class device: writes land in the page cache, syncs reach the device.
+Duration disk_latency(DiskOp op, Random& rng) {
+  if (op == DiskOp::kSync) return std::chrono::microseconds(rng.uniform_range(50, 1000));
+  return std::chrono::microseconds(rng.uniform_range(2, 40));
+}
+
+}  // namespace
+
+SimNode::SimNode(SimWorld& world, SimNetwork& network, NodeId id, std::string name, LogLevel level)
+    : world_(world),
+      network_(network),
+      id_(id),
+      name_(std::move(name)),
+      disk_(std::make_unique<SimDisk>(world.fault_rng().fork(kDiskStreamBase + id))),
+      fs_(std::make_unique<SimFileSystem>(*disk_)),
+      clock_(world, id),
+      random_(world.node_seed(id)),
+      disk_latency_rng_(world.fault_rng().fork(kDiskLatencyStreamBase + id)),
+      log_(name_, level,
+           [this] {
+             char stamp[48];
+             std::snprintf(stamp, sizeof(stamp), "[%.6f %s]", to_seconds(world_.now().time_since_epoch()),
+                           name_.c_str());
+             return std::string(stamp);
+           }),
+      scheduler_(clock_, &world.schedule_rng()) {
+  SLUICE_ASSERT(id != kWorldNode);
+  fs_->set_delay([this](DiskOp op) {
+    // Outside fibers (a checker reading the disk of a node that is down) I/O takes no time.
+    if (scheduler_.in_fiber()) scheduler_.sleep_for(disk_latency(op, disk_latency_rng_));
+  });
+}
+
+SimNode::~SimNode() {
+  if (up_) go_down();
+}
+
+Env SimNode::env() {
+  SLUICE_ASSERT_MSG(net_ != nullptr, "the node has never been booted");
+  return Env{clock_, *fs_, *net_, random_, scheduler_, log_};
+}
+
+FileSystem& SimNode::fs() { return *fs_; }
+
+void SimNode::boot(Main main) {
+  SLUICE_ASSERT_MSG(!up_, "boot of a node that is up");
+  SLUICE_ASSERT(main != nullptr);
+  SLUICE_ASSERT(scheduler_.live_fibers() == 0);
+  main_ = std::move(main);
+  net_ = &network_.attach(id_, name_, scheduler_);
+  world_.attach(id_, scheduler_);
+  up_ = true;
+  ++boots_;
+  world_.trace(0xb007'0000'0000ULL ^ id_);
+  log_.info("boot {}", boots_);
+  scheduler_.spawn("main", [this] { main_(env()); });
+}
+
+// The order matters: unwind the fibers first (their destructors close files and streams), then drop the node's
+// pending events, then reset its connections in the same step, so that no delivery is half cancelled.
+void SimNode::go_down() {
+  SLUICE_ASSERT(up_);
+  scheduler_.kill_all();
+  world_.cancel_node_events(id_);
+  network_.node_down(id_);
+  world_.detach(id_);
+  up_ = false;
+  SLUICE_ASSERT(scheduler_.live_fibers() == 0);
+}
+
+void SimNode::crash() {
+  log_.info("crash");
+  world_.trace(0xc4a5'0000'0000ULL ^ id_);
+  go_down();
+}
+
+void SimNode::power_loss() {
+  log_.info("power loss");
+  world_.trace(0x9011'0000'0000ULL ^ id_);
+  if (up_) go_down();
+  disk_->power_loss(world_.fault_rng());
+  SLUICE_VERIFY(disk_->consistent());
+}
+
+void SimNode::restart() {
+  SLUICE_ASSERT(main_ != nullptr);
+  Main main = main_;
+  boot(std::move(main));
+}
+
+}  // namespace sluice

@@ -1,0 +1,74 @@
+// SimNode: one simulated broker machine. It owns the node's clock, random stream, scheduler, logger, disk and
+// network endpoint, and builds the Env its components receive. Nothing here is shared with another node.
+//
+// Lifecycle faults: crash() is a process death (fibers unwound, timers cancelled, connections reset; the OS page
+// cache survives, so un-synced writes are still there), power_loss() is a machine death (as crash, and then the
+// disk keeps only what was synced, with torn writes), restart() boots the same main function again.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/base/log.h"
+#include "core/env/env.h"
+#include "sim/world/sim_clock.h"
+#include "sim/world/sim_world.h"
+
+namespace sluice {
+
+class SimDisk;
+class SimFileSystem;
+class SimNetwork;
+
+class SimNode {
+ public:
+  using Main = std::function<void(Env)>;
+
+  SimNode(SimWorld& world, SimNetwork& network, NodeId id, std::string name, LogLevel level);
+  ~SimNode();
+  SimNode(const SimNode&) = delete;
+  SimNode& operator=(const SimNode&) = delete;
+
+  NodeId id() const { return id_; }
+  const std::string& name() const { return name_; }
+  bool up() const { return up_; }
+  uint32_t boots() const { return boots_; }
+
+  Env env();
+  SimClock& clock() { return clock_; }
+  Scheduler& scheduler() { return scheduler_; }
+  Random& random() { return random_; }
+  Logger& log() { return log_; }
+  SimDisk& disk() { return *disk_; }
+  FileSystem& fs();
+
+  // Starts the node: spawns `main` as its first fiber. REQUIRES: the node is down.
+  void boot(Main main);
+  void crash();
+  void power_loss();
+  // Boots again with the last main. REQUIRES: the node is down.
+  void restart();
+
+ private:
+  void go_down();
+
+  SimWorld& world_;
+  SimNetwork& network_;
+  NodeId id_;
+  std::string name_;
+  // Declared before the scheduler so that they outlive it: fibers unwound by its destructor close files.
+  std::unique_ptr<SimDisk> disk_;
+  std::unique_ptr<SimFileSystem> fs_;
+  SimClock clock_;
+  Random random_;
+  Random disk_latency_rng_;
+  Logger log_;
+  Scheduler scheduler_;
+  Network* net_ = nullptr;  // owned by the SimNetwork, the same object across restarts
+  Main main_;
+  bool up_ = false;
+  uint32_t boots_ = 0;
+};
+
+}  // namespace sluice
