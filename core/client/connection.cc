@@ -1,0 +1,253 @@
+#include "core/client/connection.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <chrono>
+#include <limits>
+
+#include "core/client/errors.h"
+#include "core/client/requests.h"
+#include "core/protocol/frame_reader.h"
+#include "core/protocol/header.h"
+#include "core/protocol/messages/api_versions.h"
+
+namespace sluice::client::detail {
+namespace {
+
+constexpr size_t kReadAheadBytes = 16 * 1024;
+
+int64_t to_ms(Duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
+
+std::string describe(const Call& call) {
+  return fmt::format("{} v{} (correlation id {})", protocol::api_name(call.api), call.version, call.correlation_id);
+}
+
+// env.net.connect with a deadline: the attempt runs on a fiber of its own, which closes a stream that comes too
+// late. Shared with that fiber.
+struct ConnectAttempt {
+  explicit ConnectAttempt(Scheduler& scheduler) : done(scheduler) {}
+  Event done;
+  std::optional<Result<std::unique_ptr<Stream>>> result;
+  bool abandoned = false;
+};
+
+Result<std::unique_ptr<Stream>> connect_within(Env env, const Address& address, Duration timeout) {
+  auto attempt = std::make_shared<ConnectAttempt>(env.scheduler);
+  env.scheduler.spawn("client.connect", [env, address, attempt] {
+    Result<std::unique_ptr<Stream>> stream = env.net.connect(address);
+    if (attempt->abandoned) return;  // the stream, if any, closes as it goes out of scope
+    attempt->result.emplace(std::move(stream));
+    attempt->done.set();
+  });
+  if (!attempt->done.wait_until(env.clock.now() + timeout)) {
+    attempt->abandoned = true;
+    return timed_out(fmt::format("connect to {} took over {} ms", address.to_string(), to_ms(timeout)));
+  }
+  return std::move(*attempt->result);
+}
+
+// Kafka's answer to an ApiVersions version it does not speak: error 35 in the v0 layout, listing its own range.
+std::optional<int16_t> downgraded_version(ByteView body, int16_t tried) {
+  Result<protocol::ApiVersionsResponse> v0 = protocol::decode_message<protocol::ApiVersionsResponse>(body, 0);
+  if (!v0.ok() || v0->error_code != errc::kUnsupportedVersion) return std::nullopt;
+  for (const auto& api : v0->api_keys) {
+    if (api.api_key != static_cast<int16_t>(protocol::ApiKey::kApiVersions)) continue;
+    const int16_t next = std::min<int16_t>(static_cast<int16_t>(tried - 1), api.max_version);
+    if (next >= 0 && next < tried) return next;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<Bytes> wait_for(Call& call) {
+  call.finished.wait();
+  SLUICE_ASSERT(call.done());
+  return *call.result;
+}
+
+Connection::Connection(Env env, Address address, std::unique_ptr<Stream> stream, std::string client_id)
+    : env_(env),
+      address_(std::move(address)),
+      stream_(std::move(stream)),
+      client_id_(std::move(client_id)),
+      write_mutex_(env.scheduler) {}
+
+Connection::~Connection() {
+  // The reader fiber co-owns the connection, so it is gone: only a connection that failed to start gets here open.
+  fail(closed(fmt::format("the connection to {} was dropped", address_.to_string())));
+}
+
+Result<std::shared_ptr<Connection>> Connection::open(Env env, const Address& address,
+                                                     const ConnectionOptions& options) {
+  Result<std::unique_ptr<Stream>> stream = connect_within(env, address, options.connect_timeout);
+  if (!stream.ok()) return not_sent(fmt::format("connect to {}: {}", address.to_string(), stream.status().to_string()));
+  std::shared_ptr<Connection> connection(new Connection(env, address, std::move(*stream), options.client_id));
+  env.scheduler.spawn("client.reader " + address.to_string(), [connection] { connection->read_answers(); });
+  const Status negotiated = connection->negotiate_versions(options.request_timeout);
+  if (!negotiated.ok()) {
+    connection->close();
+    return not_sent(fmt::format("ApiVersions with {}: {}", address.to_string(), negotiated.to_string()));
+  }
+  return connection;
+}
+
+// ApiVersions at this client's highest version; a broker that does not speak it answers as Kafka does (error 35
+// in the v0 layout with its range), and the request is repeated at a version it does speak.
+Status Connection::negotiate_versions(Duration timeout) {
+  int16_t version = client_versions(protocol::ApiKey::kApiVersions).max;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    Bytes body;
+    SLUICE_TRY(protocol::encode_message(api_versions_request(), version, &body));
+    CallPtr call = start(protocol::ApiKey::kApiVersions, version, body, timeout, true);
+    SLUICE_ASSIGN_OR_RETURN(Bytes answer, wait_for(*call));
+    Result<protocol::ApiVersionsResponse> response =
+        protocol::decode_message<protocol::ApiVersionsResponse>(answer, version);
+    if (!response.ok() || response->error_code == errc::kUnsupportedVersion) {
+      const std::optional<int16_t> lower = downgraded_version(answer, version);
+      if (!lower) return response.ok() ? broker_error(response->error_code, "ApiVersions") : response.status();
+      version = *lower;
+      continue;
+    }
+    if (response->error_code != 0) return broker_error(response->error_code, "ApiVersions");
+    for (const auto& api : response->api_keys) broker_versions_[api.api_key] = {api.min_version, api.max_version};
+    return Status();
+  }
+  return corruption("ApiVersions: no version both sides speak");
+}
+
+Result<int16_t> Connection::version_for(protocol::ApiKey api) const {
+  auto broker = broker_versions_.find(static_cast<int16_t>(api));
+  const VersionRange theirs = broker == broker_versions_.end() ? VersionRange{} : broker->second;
+  const std::optional<int16_t> version = choose_version(client_versions(api), theirs);
+  if (!version) {
+    return Status(
+        Code::kNotSupported,
+        fmt::format("{}: the broker at {} offers v{}-{}, this client speaks v{}-{}", protocol::api_name(api),
+                    address_.to_string(), theirs.min, theirs.max, client_versions(api).min, client_versions(api).max),
+        errc::kUnsupportedVersion);
+  }
+  return *version;
+}
+
+CallPtr Connection::start(protocol::ApiKey api, int16_t version, ByteView body, Duration timeout, bool expect_response,
+                          std::function<void()> on_finished) {
+  auto call = std::make_shared<Call>(env_.scheduler);
+  call->api = api;
+  call->version = version;
+  call->expect_response = expect_response;
+  call->on_finished = std::move(on_finished);
+  LockGuard lock(write_mutex_);
+  if (broken_) {
+    finish(*call, not_sent(failure_.message()));
+    return call;
+  }
+  SLUICE_ASSERT(next_correlation_id_ < std::numeric_limits<int32_t>::max());
+  call->correlation_id = next_correlation_id_++;
+  SLUICE_ASSERT(pending_.empty() || pending_.back()->correlation_id < call->correlation_id);
+  Bytes head;
+  const size_t begin = protocol::begin_frame(&head);
+  const Status header = protocol::encode_request_header({api, version, call->correlation_id, client_id_}, &head);
+  SLUICE_ASSERT(header.ok());  // a client id within the string limit
+  protocol::end_frame(&head, begin, body.size());
+  call->deadline = env_.clock.now() + timeout;
+  if (!pending_.empty()) call->deadline = std::max(call->deadline, pending_.back()->deadline);
+  if (expect_response) pending_.push_back(call);
+  const std::array<ByteView, 2> parts{ByteView(head), body};
+  const Status wrote = stream_->write_all_gathered(parts);
+  if (!wrote.ok()) {
+    finish(*call, not_sent(fmt::format("writing {}: {}", describe(*call), wrote.to_string())));
+    fail(connection_reset(fmt::format("writing to {} failed: {}", address_.to_string(), wrote.to_string())));
+    return call;
+  }
+  call->written = true;
+  ++requests_written_;
+  if (!expect_response) {
+    finish(*call, Bytes());
+  } else if (!call->done()) {
+    std::weak_ptr<Connection> weak = weak_from_this();
+    const int32_t id = call->correlation_id;
+    call->deadline_timer = env_.clock.add_timer(call->deadline, [weak, id] {
+      if (std::shared_ptr<Connection> self = weak.lock()) self->on_deadline(id);
+    });
+  }
+  return call;
+}
+
+// The reader fiber: every frame answers the oldest pending request.
+void Connection::read_answers() {
+  protocol::FrameReader reader(*stream_, protocol::kDefaultMaxFrameBytes, kReadAheadBytes);
+  while (!broken_) {
+    Result<std::optional<ByteView>> frame = reader.next();
+    if (!frame.ok()) {
+      fail(Status(Code::kConnectionReset,
+                  fmt::format("reading from {}: {}", address_.to_string(), frame.status().to_string())));
+      return;
+    }
+    if (!frame->has_value()) {
+      fail(connection_reset(fmt::format("{} closed the connection", address_.to_string())));
+      return;
+    }
+    const Status matched = match_answer(**frame);
+    if (!matched.ok()) {
+      env_.log.warn("client: dropping the connection to {}: {}", address_.to_string(), matched.to_string());
+      fail(connection_reset(matched.message()));
+      return;
+    }
+  }
+}
+
+Status Connection::match_answer(ByteView frame) {
+  if (pending_.empty()) return corruption("an answer arrived with no request pending");
+  CallPtr call = pending_.front();
+  ByteView body;
+  Result<int32_t> correlation_id = protocol::decode_response_header(frame, call->api, call->version, &body);
+  if (!correlation_id.ok()) return correlation_id.status();
+  if (*correlation_id != call->correlation_id) {
+    return corruption(fmt::format("an answer with correlation id {} arrived for {}", *correlation_id, describe(*call)));
+  }
+  pending_.pop_front();
+  finish(*call, Bytes(body.begin(), body.end()));
+  return Status();
+}
+
+void Connection::on_deadline(int32_t correlation_id) {
+  for (const CallPtr& call : pending_) {
+    if (call->correlation_id != correlation_id) continue;
+    call->deadline_timer = 0;  // firing now
+    fail(timed_out(
+        fmt::format("{} to {} unanswered within the request timeout", describe(*call), address_.to_string())));
+    return;
+  }
+}
+
+void Connection::close() { fail(closed(fmt::format("the connection to {} was closed", address_.to_string()))); }
+
+void Connection::fail(const Status& why) {
+  if (broken_) return;
+  SLUICE_ASSERT(!why.ok());
+  broken_ = true;
+  failure_ = why;
+  stream_->close();
+  std::deque<CallPtr> calls = std::move(pending_);
+  pending_.clear();
+  for (const CallPtr& call : calls) {
+    finish(*call, call->written ? why : not_sent(fmt::format("{}: {}", describe(*call), why.message())));
+  }
+}
+
+void Connection::finish(Call& call, Result<Bytes> result) {
+  if (call.done()) return;
+  if (call.deadline_timer != 0) env_.clock.cancel_timer(call.deadline_timer);
+  call.deadline_timer = 0;
+  call.result.emplace(std::move(result));
+  call.finished.set();
+  if (call.on_finished) {
+    std::function<void()> notify = std::move(call.on_finished);
+    call.on_finished = nullptr;
+    notify();
+  }
+}
+
+}  // namespace sluice::client::detail

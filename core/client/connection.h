@@ -1,0 +1,112 @@
+// One client connection to one broker: requests pipelined behind each other (each with its correlation id), a
+// reader fiber that matches the answers in order (Kafka answers a connection's requests in request order), a
+// deadline per request, and the broker's ApiVersions learnt first.
+//
+// Failure: the first error (a read or write failure, an answer that does not match, a request past its deadline,
+// close()) breaks the connection for good. Every call pending on it finishes at once: with kTimedOut,
+// kConnectionReset or kClosed when its request was written (the outcome is unknown), with not_sent otherwise. The
+// owner (ClientCore) opens a new connection for the next request.
+//
+// Fibers: a Connection is shared (shared_ptr) by its reader fiber and its users; calls come from fibers of one
+// node. Request deadlines are clock timers, whose callbacks only close the stream and wake waiters.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/base/bytes.h"
+#include "core/base/result.h"
+#include "core/client/versions.h"
+#include "core/env/env.h"
+#include "core/env/sync.h"
+#include "core/protocol/api_table.h"
+
+namespace sluice::client::detail {
+
+// One request, from its write to its answer. Shared by the connection (until it finishes) and the caller.
+struct Call {
+  explicit Call(Scheduler& scheduler) : finished(scheduler) {}
+
+  protocol::ApiKey api = protocol::ApiKey::kApiVersions;
+  int16_t version = 0;
+  int32_t correlation_id = -1;
+  bool expect_response = true;
+  bool written = false;
+  // The response body (after its header); an empty body for a request without response once written; or why it
+  // failed (see the header comment).
+  std::optional<Result<Bytes>> result;
+  Event finished;
+  // Runs once when the result is set, on the fiber or timer that set it: it must not block.
+  std::function<void()> on_finished;
+  Instant deadline{};
+  TimerId deadline_timer = 0;
+
+  bool done() const { return result.has_value(); }
+};
+using CallPtr = std::shared_ptr<Call>;
+
+// Parks until `call` finishes; its result.
+Result<Bytes> wait_for(Call& call);
+
+struct ConnectionOptions {
+  std::string client_id;
+  Duration connect_timeout{};
+  Duration request_timeout{};  // for the ApiVersions exchange
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  // Connects, starts the reader fiber and asks for the broker's versions. A failure is not_sent: nothing of the
+  // caller's was written.
+  static Result<std::shared_ptr<Connection>> open(Env env, const Address& address, const ConnectionOptions& options);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Writes one request (its body encoded at `version`) behind those already written and returns its call, which
+  // finishes as Call::result describes. A request unanswered `timeout` after its write breaks the connection
+  // (kTimedOut), but never before the request ahead of it is due: the broker answers a connection's requests in
+  // order, so a long-polling Fetch ahead holds up the answers behind it. `on_finished` is installed before
+  // anything can finish the call.
+  CallPtr start(protocol::ApiKey api, int16_t version, ByteView body, Duration timeout, bool expect_response,
+                std::function<void()> on_finished = {});
+  // The highest version of `api` both sides speak; kNotSupported when the ranges do not meet.
+  Result<int16_t> version_for(protocol::ApiKey api) const;
+
+  // Breaks the connection with kClosed. Idempotent.
+  void close();
+  bool broken() const { return broken_; }
+  const Address& address() const { return address_; }
+  size_t pending() const { return pending_.size(); }  // written, awaiting their answers
+  uint64_t requests_written() const { return requests_written_; }
+
+ private:
+  Connection(Env env, Address address, std::unique_ptr<Stream> stream, std::string client_id);
+
+  Status negotiate_versions(Duration timeout);
+  void read_answers();
+  Status match_answer(ByteView frame);
+  void on_deadline(int32_t correlation_id);
+  // Breaks the connection: closes the stream and finishes every pending call (see the header comment).
+  void fail(const Status& why);
+  void finish(Call& call, Result<Bytes> result);
+
+  Env env_;
+  Address address_;
+  std::unique_ptr<Stream> stream_;
+  std::string client_id_;
+  Mutex write_mutex_;  // one frame at a time on the stream, in correlation-id order
+  std::deque<CallPtr> pending_;
+  int32_t next_correlation_id_ = 1;
+  uint64_t requests_written_ = 0;
+  bool broken_ = false;
+  Status failure_;
+  std::map<int16_t, VersionRange> broker_versions_;
+};
+
+}  // namespace sluice::client::detail

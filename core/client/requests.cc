@@ -1,0 +1,220 @@
+// Builders and readers for the connection, metadata, produce, fetch and offset requests (requests.h).
+#include "core/client/requests.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
+#include "core/client/errors.h"
+#include "core/storage/record_batch.h"
+
+namespace sluice::client {
+
+using protocol::FetchRequest;
+using protocol::FetchResponse;
+using protocol::ListOffsetsRequest;
+using protocol::ListOffsetsResponse;
+using protocol::MetadataRequest;
+using protocol::MetadataResponse;
+using protocol::ProduceRequest;
+using protocol::ProduceResponse;
+
+namespace {
+
+int32_t to_ms(Duration d) {
+  const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  return static_cast<int32_t>(std::clamp<int64_t>(ms, 0, std::numeric_limits<int32_t>::max()));
+}
+
+uint16_t to_port(int32_t port) {
+  return port >= 0 && port <= std::numeric_limits<uint16_t>::max() ? static_cast<uint16_t>(port) : 0;
+}
+
+}  // namespace
+
+// ---- Connection, metadata ----
+
+protocol::ApiVersionsRequest api_versions_request() {
+  protocol::ApiVersionsRequest request;
+  request.client_software_name = kSoftwareName;
+  request.client_software_version = kSoftwareVersion;
+  return request;
+}
+
+MetadataRequest metadata_request(const std::vector<std::string>& topics, bool allow_auto_create) {
+  MetadataRequest request;
+  if (topics.empty()) {
+    request.topics = std::nullopt;
+  } else {
+    request.topics.emplace();
+    for (const std::string& name : topics) request.topics->push_back({name});
+  }
+  request.allow_auto_topic_creation = allow_auto_create;
+  return request;
+}
+
+ClusterInfo cluster_info(const MetadataResponse& response) {
+  ClusterInfo info;
+  info.cluster_id = response.cluster_id.value_or("");
+  info.controller_id = response.controller_id;
+  for (const MetadataResponse::Broker& broker : response.brokers) {
+    info.brokers.push_back({broker.node_id, Address{broker.host, to_port(broker.port)}});
+  }
+  for (const MetadataResponse::Topic& topic : response.topics) {
+    TopicInfo& out = info.topics[topic.name];
+    out.name = topic.name;
+    out.error_code = topic.error_code;
+    for (const MetadataResponse::Partition& p : topic.partitions) {
+      out.partitions.push_back(
+          {p.partition_index, p.error_code, p.leader_id, p.leader_epoch, p.replica_nodes, p.isr_nodes});
+    }
+    std::sort(out.partitions.begin(), out.partitions.end(),
+              [](const PartitionInfo& a, const PartitionInfo& b) { return a.partition < b.partition; });
+  }
+  return info;
+}
+
+// ---- Produce ----
+
+ProduceRequest produce_request(int16_t acks, int32_t timeout_ms, const std::vector<PartitionRecords>& data) {
+  ProduceRequest request;
+  request.acks = acks;
+  request.timeout_ms = timeout_ms;
+  for (const PartitionRecords& part : data) {
+    auto topic = std::find_if(request.topic_data.begin(), request.topic_data.end(),
+                              [&](const ProduceRequest::TopicData& t) { return t.name == part.tp.topic; });
+    if (topic == request.topic_data.end()) {
+      topic = request.topic_data.insert(request.topic_data.end(), ProduceRequest::TopicData{part.tp.topic, {}});
+    }
+    topic->partition_data.push_back({part.tp.partition, protocol::Records::view(part.records)});
+  }
+  return request;
+}
+
+Result<ProduceResponse::PartitionResponse> produce_answer(const ProduceResponse& response, const TopicPartitionId& tp) {
+  for (const ProduceResponse::TopicResponse& topic : response.responses) {
+    if (topic.name != tp.topic) continue;
+    for (const ProduceResponse::PartitionResponse& partition : topic.partition_responses) {
+      if (partition.index == tp.partition) return partition;
+    }
+  }
+  return corruption(fmt::format("the produce answer does not mention {}", tp.to_string()));
+}
+
+Result<Bytes> build_record_batch(const std::vector<ProducerRecord>& records, int64_t now_ms,
+                                 const storage::BatchOptions& options) {
+  std::vector<storage::Record> batch;
+  batch.reserve(records.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    storage::Record& record = batch.emplace_back();
+    record.offset = static_cast<int64_t>(i);
+    record.timestamp = records[i].timestamp_ms >= 0 ? records[i].timestamp_ms : now_ms;
+    record.key = records[i].key;
+    record.value = records[i].value;
+  }
+  return storage::build_batch(batch, options);
+}
+
+protocol::InitProducerIdRequest init_producer_id_request(int64_t producer_id, int16_t producer_epoch) {
+  protocol::InitProducerIdRequest request;
+  request.transactional_id = std::nullopt;  // idempotent, not transactional
+  request.transaction_timeout_ms = 60000;   // the Java producer's transaction.timeout.ms; unused without one
+  request.producer_id = producer_id;
+  request.producer_epoch = producer_epoch;
+  return request;
+}
+
+// ---- Fetch and offsets ----
+
+FetchRequest fetch_request(const TopicPartitionId& tp, int64_t offset, const FetchOptions& options) {
+  FetchRequest request;
+  request.replica_id = -1;  // a consumer
+  request.max_wait_ms = to_ms(options.max_wait);
+  request.min_bytes = options.min_bytes;
+  request.max_bytes = options.max_bytes;
+  request.isolation_level = protocol::kReadUncommitted;
+  request.session_id = 0;  // sessionless full fetches (FetchMetadata.LEGACY)
+  request.session_epoch = -1;
+  FetchRequest::Partition partition;
+  partition.partition = tp.partition;
+  partition.fetch_offset = offset;
+  partition.partition_max_bytes = options.max_bytes;
+  request.topics.push_back({tp.topic, {partition}});
+  return request;
+}
+
+Status decode_fetched_records(ByteView records, int64_t offset, std::vector<FetchedRecord>* out) {
+  size_t consumed = 0;
+  SLUICE_ASSIGN_OR_RETURN(std::vector<storage::BatchSpan> spans, storage::split_batches(records, &consumed));
+  for (const storage::BatchSpan& span : spans) {
+    const storage::BatchHeader& header = span.header;
+    const ByteView batch = records.subspan(span.position, header.size_bytes());
+    if (!storage::batch_crc_ok(batch)) {
+      return corruption(fmt::format("the fetched batch at offset {} fails its CRC", header.base_offset));
+    }
+    if (header.control() || header.last_offset() < offset) continue;
+    SLUICE_ASSIGN_OR_RETURN(std::vector<storage::Record> decoded, storage::decode_records(batch));
+    for (storage::Record& record : decoded) {
+      if (record.offset < offset) continue;  // the batch starts below the offset asked for
+      SLUICE_ASSERT(out->empty() || out->back().offset < record.offset);
+      out->push_back({record.offset, record.timestamp, header.max_timestamp, header.partition_leader_epoch,
+                      std::move(record.key), std::move(record.value)});
+    }
+  }
+  return Status();
+}
+
+void detail::own_records(FetchResponse& response) {
+  for (FetchResponse::Topic& topic : response.responses) {
+    for (FetchResponse::Partition& partition : topic.partitions) {
+      if (partition.records.is_null()) continue;
+      const ByteView bytes = partition.records.bytes();
+      partition.records = protocol::Records::own(Bytes(bytes.begin(), bytes.end()));
+    }
+  }
+}
+
+Result<FetchResult> read_fetch(const FetchResponse& response, const TopicPartitionId& tp, int64_t offset) {
+  if (response.error_code != 0) return broker_error(response.error_code, "fetch " + tp.to_string());
+  for (const FetchResponse::Topic& topic : response.responses) {
+    if (topic.topic != tp.topic) continue;
+    for (const FetchResponse::Partition& partition : topic.partitions) {
+      if (partition.partition_index != tp.partition) continue;
+      FetchResult result;
+      result.error_code = partition.error_code;
+      result.high_watermark = partition.high_watermark;
+      result.log_start_offset = partition.log_start_offset;
+      if (partition.error_code == 0) {
+        SLUICE_TRY(decode_fetched_records(partition.records.bytes(), offset, &result.records));
+      }
+      return result;
+    }
+  }
+  return corruption(fmt::format("the fetch answer does not mention {}", tp.to_string()));
+}
+
+ListOffsetsRequest list_offsets_request(const TopicPartitionId& tp, int64_t timestamp) {
+  ListOffsetsRequest request;
+  request.replica_id = -1;
+  request.isolation_level = protocol::kReadUncommitted;
+  ListOffsetsRequest::Partition partition;
+  partition.partition_index = tp.partition;
+  partition.timestamp = timestamp;
+  request.topics.push_back({tp.topic, {partition}});
+  return request;
+}
+
+Result<ListOffsetsResponse::Partition> list_offsets_answer(const ListOffsetsResponse& response,
+                                                           const TopicPartitionId& tp) {
+  for (const ListOffsetsResponse::Topic& topic : response.topics) {
+    if (topic.name != tp.topic) continue;
+    for (const ListOffsetsResponse::Partition& partition : topic.partitions) {
+      if (partition.partition_index == tp.partition) return partition;
+    }
+  }
+  return corruption(fmt::format("the list-offsets answer does not mention {}", tp.to_string()));
+}
+
+}  // namespace sluice::client

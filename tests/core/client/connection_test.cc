@@ -1,0 +1,159 @@
+// A client connection against a scripted broker on n1 (not the real one), for what a real broker never does on
+// cue: the ApiVersions downgrade, an answer with a wrong correlation id, a request never answered, and answers
+// held until several requests arrived (the pipeline).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "core/client/client.h"
+#include "tests/core/client/scripted_broker.h"
+
+namespace sluice::client {
+namespace {
+
+using namespace testing;
+using protocol::ApiKey;
+
+TEST(ClientConnection, AnUnsupportedApiVersionsIsRetriedAtAVersionTheBrokerSpeaks) {
+  std::vector<int16_t> tried;
+  ScriptedBroker broker;
+  ASSERT_TRUE(broker.run(
+      [&](Env, Stream& stream, int) {
+        std::optional<Request> first = next_request(stream);
+        ASSERT_TRUE(first.has_value());
+        tried.push_back(first->header.api_version);
+        // Kafka's answer to a version it does not speak: error 35 in the v0 layout, its ApiVersions range 0-3.
+        ASSERT_TRUE(stream.write_all(protocol::unsupported_api_versions_frame(first->header.correlation_id)).ok());
+        std::optional<Request> second = next_request(stream);
+        ASSERT_TRUE(second.has_value());
+        tried.push_back(second->header.api_version);
+        protocol::ApiVersionsResponse versions;
+        versions.api_keys = {{18, 0, 2}, {0, 3, 5}, {1, 4, 4}, {3, 0, 9}, {22, 3, 9}};
+        answer(stream, *second, versions);
+        while (next_request(stream)) {
+        }
+      },
+      [&](Env, Client& client) {
+        EXPECT_EQ(client.version_for(-1, ApiKey::kProduce).value(), 5) << "min(client 8, broker 5)";
+        EXPECT_EQ(client.version_for(-1, ApiKey::kFetch).value(), 4);
+        EXPECT_EQ(client.version_for(-1, ApiKey::kMetadata).value(), 9);
+        EXPECT_EQ(client.version_for(-1, ApiKey::kInitProducerId).value(), 4) << "min(client 4, broker 9)";
+        Result<int16_t> join = client.version_for(-1, ApiKey::kJoinGroup);
+        ASSERT_FALSE(join.ok()) << "not offered";
+        EXPECT_EQ(join.status().code(), Code::kNotSupported);
+      }));
+  EXPECT_EQ(tried, (std::vector<int16_t>{3, 2}));
+}
+
+TEST(ClientConnection, RequestsArePipelinedAndAnswersMatchedInOrder) {
+  size_t arrived_before_first_answer = 0;
+  ScriptedBroker broker;
+  ASSERT_TRUE(broker.run(
+      [&](Env, Stream& stream, int) {
+        answer_api_versions(stream);
+        std::vector<Request> requests;
+        for (int i = 0; i < 3; ++i) {
+          std::optional<Request> request = next_request(stream);
+          ASSERT_TRUE(request.has_value());
+          requests.push_back(std::move(*request));
+        }
+        arrived_before_first_answer = requests.size();
+        for (const Request& request : requests) {
+          answer(stream, request, cluster_named(fmt::format("c{}", request.header.correlation_id)));
+        }
+        while (next_request(stream)) {
+        }
+      },
+      [&](Env env, Client& client) {
+        std::vector<std::string> answers(3);
+        std::vector<FiberRef> fibers;
+        for (int i = 0; i < 3; ++i) {
+          fibers.push_back(env.scheduler.spawn("caller", [&client, &answers, i] {
+            Result<protocol::MetadataResponse> response =
+                client.call<protocol::MetadataResponse>(-1, protocol::MetadataRequest{});
+            ASSERT_TRUE(response.ok()) << response.status().to_string();
+            answers[i] = response->cluster_id.value_or("");
+          }));
+        }
+        for (const FiberRef& fiber : fibers) env.scheduler.join(fiber);
+        std::sort(answers.begin(), answers.end());
+        EXPECT_EQ(answers, (std::vector<std::string>{"c2", "c3", "c4"})) << "each caller got its own answer";
+      }));
+  EXPECT_EQ(arrived_before_first_answer, 3u);
+}
+
+TEST(ClientConnection, AnAnswerWithTheWrongCorrelationIdBreaksTheConnection) {
+  ScriptedBroker broker;
+  ASSERT_TRUE(broker.run(
+      [&](Env, Stream& stream, int connection) {
+        answer_api_versions(stream);
+        std::optional<Request> request = next_request(stream);
+        if (!request) return;
+        answer(stream, *request, cluster_named("x"), connection == 0 ? 100 : 0);  // the first one lies
+        while (next_request(stream)) {
+        }
+      },
+      [&](Env, Client& client) {
+        Result<protocol::MetadataResponse> lied =
+            client.call<protocol::MetadataResponse>(-1, protocol::MetadataRequest{});
+        ASSERT_FALSE(lied.ok());
+        EXPECT_EQ(lied.status().code(), Code::kConnectionReset) << lied.status().to_string();
+        EXPECT_TRUE(outcome_unknown(lied.status()));
+        Result<protocol::MetadataResponse> again =
+            client.call<protocol::MetadataResponse>(-1, protocol::MetadataRequest{});
+        ASSERT_TRUE(again.ok()) << "a new connection: " << again.status().to_string();
+        EXPECT_EQ(again->cluster_id, "x");
+      }));
+}
+
+TEST(ClientConnection, AnUnansweredRequestTimesOutAndClosesTheConnection) {
+  bool closed_by_client = false;
+  ScriptedBroker broker;
+  ASSERT_TRUE(broker.run(
+      [&](Env, Stream& stream, int connection) {
+        answer_api_versions(stream);
+        if (connection > 0) return;
+        EXPECT_TRUE(next_request(stream).has_value());  // never answered
+        closed_by_client = !next_request(stream).has_value();
+      },
+      [&](Env env, Client& client) {
+        const Instant start = env.clock.now();
+        Result<protocol::MetadataResponse> response =
+            client.call<protocol::MetadataResponse>(-1, protocol::MetadataRequest{});
+        ASSERT_FALSE(response.ok());
+        EXPECT_EQ(response.status().code(), Code::kTimedOut) << response.status().to_string();
+        EXPECT_TRUE(outcome_unknown(response.status()));
+        EXPECT_GE(env.clock.now() - start, 1s);
+        EXPECT_LT(env.clock.now() - start, 1100ms);
+        env.scheduler.sleep_for(10ms);
+      }));
+  EXPECT_TRUE(closed_by_client);
+}
+
+TEST(ClientConnection, CloseEndsPendingCallsAsUnknownAndLaterOnesAsNotSent) {
+  ScriptedBroker broker;
+  ASSERT_TRUE(broker.run(
+      [&](Env, Stream& stream, int) {
+        answer_api_versions(stream);
+        while (next_request(stream)) {
+        }
+      },
+      [&](Env env, Client& client) {
+        ASSERT_TRUE(client.version_for(-1, ApiKey::kMetadata).ok());  // connected
+        env.scheduler.spawn("closer", [env, &client] {
+          env.scheduler.sleep_for(100ms);
+          client.close();
+        });
+        Result<protocol::MetadataResponse> pending =
+            client.call<protocol::MetadataResponse>(-1, protocol::MetadataRequest{});
+        ASSERT_FALSE(pending.ok());
+        EXPECT_EQ(pending.status().code(), Code::kClosed) << pending.status().to_string();
+        Result<protocol::MetadataResponse> later =
+            client.call<protocol::MetadataResponse>(-1, protocol::MetadataRequest{});
+        ASSERT_FALSE(later.ok());
+        EXPECT_EQ(later.status().code(), Code::kConnectionRefused) << "not sent: " << later.status().to_string();
+        EXPECT_FALSE(outcome_unknown(later.status()));
+      }));
+}
+
+}  // namespace
+}  // namespace sluice::client
