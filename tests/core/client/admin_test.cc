@@ -1,5 +1,5 @@
-// The admin calls against the simulated broker: CreateTopics, DeleteTopics, IncrementalAlterConfigs and
-// DescribeConfigs, with the broker's refusals coming back as its error codes.
+// The admin calls against the simulated broker: CreateTopics, DeleteTopics, IncrementalAlterConfigs,
+// DescribeConfigs and DeleteRecords, with the broker's refusals coming back as its error codes.
 #include <gtest/gtest.h>
 
 #include "core/client/client.h"
@@ -44,6 +44,27 @@ TEST(ClientAdmin, CreatesDescribesAltersAndDeletesTopics) {
     EXPECT_EQ(client.delete_topic("admin").protocol_error(), 3);
     EXPECT_EQ(client.describe_topic_config("admin").status().protocol_error(), 3);
     EXPECT_EQ(client.create_topic({"bad/name", 1, 1, {}}).protocol_error(), 17);  // INVALID_TOPIC_EXCEPTION
+  }));
+}
+
+TEST(ClientAdmin, DeleteRecordsMovesTheLogStart) {
+  ClientHarness harness;
+  ASSERT_TRUE(harness.run([&](Env env) {
+    Client client(env, harness.client_config());
+    Producer producer(client, {});
+    const TopicPartitionId tp{"trimmed", 0};
+    for (int i = 0; i < 5; ++i) ASSERT_EQ(producer.send_and_wait(tp, {record("k", "v")}).outcome, Outcome::kOk);
+    Result<int64_t> low = client.delete_records(tp, 3);
+    ASSERT_TRUE(low.ok()) << low.status().to_string();
+    EXPECT_EQ(*low, 3);
+    Result<ListedOffset> earliest = client.list_offset(tp, kEarliestTimestamp);
+    ASSERT_TRUE(earliest.ok());
+    EXPECT_EQ(earliest->offset, 3);
+    Result<FetchResult> below = client.fetch(tp, 0);
+    ASSERT_TRUE(below.ok());
+    EXPECT_EQ(below->error_code, 1) << "OFFSET_OUT_OF_RANGE below the new start";
+    EXPECT_EQ(values(fetch_all(client, tp, 3)).size(), 2u);
+    EXPECT_EQ(client.delete_records(tp, 9).status().protocol_error(), 1) << "beyond the high watermark";
   }));
 }
 

@@ -1,0 +1,219 @@
+// The client's produce and fetch paths against a simulated broker: round trips at every acks and codec, keys and
+// tombstones, fetch offsets inside a batch, long polls, ListOffsets, and the metadata cache following topics that
+// appear after the client looked.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "core/client/client.h"
+#include "core/protocol/messages/fetch.h"
+#include "core/storage/record_batch.h"
+#include "tests/core/client/client_test_util.h"
+
+namespace sluice::client {
+namespace {
+
+using namespace testing;
+using storage::Compression;
+
+// Repetitive values, so that every codec makes the batch smaller.
+std::vector<ProducerRecord> compressible_batch(int count) {
+  std::vector<ProducerRecord> records;
+  for (int i = 0; i < count; ++i) {
+    std::string value;
+    for (int r = 0; r < 20; ++r) value += fmt::format("value-{}-", i);
+    records.push_back(record(fmt::format("k{}", i), value));
+  }
+  return records;
+}
+
+// The codec of the first batch stored at `tp`, as a raw Fetch sees it.
+Compression stored_codec(Client& client, const TopicPartitionId& tp) {
+  protocol::FetchRequest request;
+  request.max_wait_ms = 0;
+  request.topics.push_back({tp.topic, {}});
+  request.topics[0].partitions.push_back({});
+  request.topics[0].partitions[0].partition = tp.partition;
+  request.topics[0].partitions[0].partition_max_bytes = 1 << 20;
+  Result<protocol::FetchResponse> response = client.call<protocol::FetchResponse>(1, request);
+  EXPECT_TRUE(response.ok()) << response.status().to_string();
+  if (!response.ok()) return Compression::kNone;
+  Result<storage::BatchHeader> header =
+      storage::parse_batch_header(response->responses.at(0).partitions.at(0).records.bytes());
+  EXPECT_TRUE(header.ok()) << header.status().to_string();
+  return header.ok() ? header->compression() : Compression::kNone;
+}
+
+TEST(ClientProduceFetch, RoundTripsAtEveryAcksAndCodec) {
+  ClientHarness harness;
+  ASSERT_TRUE(harness.run([&](Env env) {
+    Client client(env, harness.client_config());
+    int topic_index = 0;
+    for (int16_t acks : {0, 1, -1}) {
+      for (Compression codec :
+           {Compression::kNone, Compression::kGzip, Compression::kSnappy, Compression::kLz4, Compression::kZstd}) {
+        SCOPED_TRACE(fmt::format("acks={} codec={}", acks, static_cast<int>(codec)));
+        const TopicPartitionId tp{fmt::format("round-trip-{}", topic_index++), 0};
+        ProducerConfig config;
+        config.acks = acks;
+        config.compression = codec;
+        Producer producer(client, config);
+        const ProduceResult first = producer.send_and_wait(tp, compressible_batch(20));
+        const ProduceResult second = producer.send_and_wait(tp, {record("k", "last")});
+        EXPECT_EQ(first.outcome, Outcome::kOk) << first.error;
+        EXPECT_EQ(second.outcome, Outcome::kOk) << second.error;
+        EXPECT_EQ(first.base_offset, acks == 0 ? -1 : 0);
+        EXPECT_EQ(second.base_offset, acks == 0 ? -1 : 20);
+        while (harness.log_end(tp) < 21) env.scheduler.sleep_for(1ms);  // acks=0 settles when written
+        const std::vector<FetchedRecord> records = fetch_all(client, tp);
+        ASSERT_EQ(records.size(), 21u);
+        for (int i = 0; i < 20; ++i) {
+          EXPECT_EQ(records[i].offset, i);
+          EXPECT_EQ(text(records[i].key), fmt::format("k{}", i));
+          EXPECT_EQ(text(records[i].value), text(compressible_batch(20)[i].value));
+        }
+        EXPECT_EQ(text(records[20].value), "last");
+        EXPECT_EQ(stored_codec(client, tp), codec) << "the batch travelled and was stored compressed";
+      }
+    }
+  }));
+}
+
+TEST(ClientProduceFetch, KeysTombstonesAndTimestampsComeBackAsSent) {
+  ClientHarness harness;
+  ASSERT_TRUE(harness.run([&](Env env) {
+    Client client(env, harness.client_config());
+    Producer producer(client, {});
+    const TopicPartitionId tp{"keyed", 0};
+    ProducerRecord tombstone = record("gone", "");
+    tombstone.value = std::nullopt;
+    tombstone.timestamp_ms = 1700000000500;
+    ProducerRecord unkeyed = record("", "no key", 1700000000200);
+    const ProduceResult result =
+        producer.send_and_wait(tp, {record("k1", "v1", 1700000000100), std::move(tombstone), std::move(unkeyed)});
+    ASSERT_EQ(result.outcome, Outcome::kOk) << result.error;
+    const std::vector<FetchedRecord> records = fetch_all(client, tp);
+    ASSERT_EQ(records.size(), 3u);
+    EXPECT_EQ(text(records[0].key), "k1");
+    EXPECT_EQ(text(records[0].value), "v1");
+    EXPECT_EQ(records[0].timestamp, 1700000000100);
+    EXPECT_EQ(text(records[1].key), "gone");
+    EXPECT_FALSE(records[1].value.has_value()) << "a tombstone";
+    EXPECT_EQ(records[1].timestamp, 1700000000500);
+    EXPECT_FALSE(records[2].key.has_value());
+    EXPECT_EQ(text(records[2].value), "no key");
+    for (const FetchedRecord& r : records) EXPECT_EQ(r.batch_max_timestamp, 1700000000500);
+  }));
+}
+
+TEST(ClientProduceFetch, RecordsBelowTheRequestedOffsetAreDropped) {
+  ClientHarness harness;
+  ASSERT_TRUE(harness.run([&](Env env) {
+    Client client(env, harness.client_config());
+    Producer producer(client, {});
+    const TopicPartitionId tp{"mid-batch", 0};
+    ASSERT_EQ(producer.send_and_wait(tp, compressible_batch(5)).outcome, Outcome::kOk);
+    ASSERT_EQ(producer.send_and_wait(tp, compressible_batch(2)).outcome, Outcome::kOk);
+    Result<FetchResult> fetched = client.fetch(tp, 3);
+    ASSERT_TRUE(fetched.ok()) << fetched.status().to_string();
+    ASSERT_FALSE(fetched->records.empty());
+    EXPECT_EQ(fetched->records.front().offset, 3) << "offsets 0-2 of the first batch are dropped";
+    EXPECT_EQ(fetched->high_watermark, 7);
+    EXPECT_EQ(fetched->log_start_offset, 0);
+    Result<FetchResult> beyond = client.fetch(tp, 100);
+    ASSERT_TRUE(beyond.ok()) << beyond.status().to_string();
+    EXPECT_EQ(beyond->error_code, 1) << "OFFSET_OUT_OF_RANGE";
+    EXPECT_TRUE(beyond->records.empty());
+  }));
+}
+
+TEST(ClientProduceFetch, FetchWaitsUpToMaxWaitAndReturnsEarlyWhenRecordsArrive) {
+  ClientHarness harness;
+  ASSERT_TRUE(harness.run([&](Env env) {
+    Client client(env, harness.client_config());
+    Producer producer(client, {});
+    const TopicPartitionId tp{"long-poll", 0};
+    ASSERT_EQ(producer.send_and_wait(tp, {record("a", "1")}).outcome, Outcome::kOk);
+    FetchOptions options;
+    options.max_wait = 300ms;
+    Instant start = env.clock.now();
+    Result<FetchResult> idle = client.fetch(tp, 1, options);
+    ASSERT_TRUE(idle.ok()) << idle.status().to_string();
+    EXPECT_TRUE(idle->records.empty());
+    EXPECT_GE(env.clock.now() - start, 300ms);
+    // Another client produces meanwhile: a long poll holds up the requests behind it on its own connection.
+    options.max_wait = 5s;
+    Client other(env, harness.client_config());
+    Producer late(other, {});
+    env.scheduler.spawn("late-producer", [&] {
+      env.scheduler.sleep_for(100ms);
+      late.send(tp, {record("b", "2")}, [](const ProduceResult&) {});
+    });
+    start = env.clock.now();
+    Result<FetchResult> woken = client.fetch(tp, 1, options);
+    ASSERT_TRUE(woken.ok()) << woken.status().to_string();
+    ASSERT_EQ(woken->records.size(), 1u);
+    EXPECT_EQ(text(woken->records[0].value), "2");
+    EXPECT_LT(env.clock.now() - start, 1s);
+    late.flush();
+  }));
+}
+
+TEST(ClientProduceFetch, ListOffsetsEarliestLatestAndByTimestamp) {
+  ClientHarness harness;
+  ASSERT_TRUE(harness.run([&](Env env) {
+    Client client(env, harness.client_config());
+    Producer producer(client, {});
+    const TopicPartitionId tp{"timeline", 0};
+    for (int64_t ts : {1700000001000, 1700000002000, 1700000003000}) {
+      ASSERT_EQ(producer.send_and_wait(tp, {record("k", "v", ts)}).outcome, Outcome::kOk);
+    }
+    Result<ListedOffset> earliest = client.list_offset(tp, kEarliestTimestamp);
+    Result<ListedOffset> latest = client.list_offset(tp, kLatestTimestamp);
+    Result<ListedOffset> exact = client.list_offset(tp, 1700000002000);
+    Result<ListedOffset> between = client.list_offset(tp, 1700000002500);
+    Result<ListedOffset> after = client.list_offset(tp, 1700000009000);
+    ASSERT_TRUE(earliest.ok() && latest.ok() && exact.ok() && between.ok() && after.ok());
+    EXPECT_EQ(earliest->offset, 0);
+    EXPECT_EQ(latest->offset, 3);
+    EXPECT_EQ(exact->offset, 1);
+    EXPECT_EQ(exact->timestamp, 1700000002000);
+    EXPECT_EQ(between->offset, 2);
+    EXPECT_EQ(after->offset, -1) << "no record that late";
+    Result<ListedOffset> missing = client.list_offset({"timeline", 5}, kLatestTimestamp);
+    ASSERT_FALSE(missing.ok());
+    EXPECT_EQ(missing.status().protocol_error(), 3);
+  }));
+}
+
+TEST(ClientProduceFetch, MetadataFollowsTopicsCreatedAfterTheClientLooked) {
+  ClientHarness harness;
+  harness.broker_config().auto_create_topics_enable = false;
+  ASSERT_TRUE(harness.run([&](Env env) {
+    Client client(env, harness.client_config());
+    Client admin(env, harness.client_config());
+    Result<ClusterInfo> before = client.metadata({"fresh"});
+    ASSERT_TRUE(before.ok()) << before.status().to_string();
+    EXPECT_EQ(before->topics.at("fresh").error_code, 3);
+    EXPECT_EQ(before->brokers.size(), 1u);
+    EXPECT_EQ(before->controller_id, 1);
+    ASSERT_TRUE(admin.create_topic({"fresh", 3, 1, {}}).ok());
+    Result<int32_t> leader = client.leader_for({"fresh", 2});
+    ASSERT_TRUE(leader.ok()) << "an unknown topic is not cached: " << leader.status().to_string();
+    EXPECT_EQ(*leader, 1);
+
+    // A cached topic that another client deletes and recreates larger: a produce to a partition the cache does not
+    // know fails, invalidates the cache and succeeds once the refresh shows it.
+    ASSERT_TRUE(admin.create_topic({"grows", 1, 1, {}}).ok());
+    ASSERT_TRUE(client.leader_for({"grows", 0}).ok());
+    ASSERT_TRUE(admin.delete_topic("grows").ok());
+    ASSERT_TRUE(admin.create_topic({"grows", 3, 1, {}}).ok());
+    EXPECT_FALSE(client.leader_for({"grows", 2}).ok()) << "the cache still says one partition";
+    Producer producer(client, {});
+    const ProduceResult result = producer.send_and_wait({"grows", 2}, {record("k", "v")});
+    EXPECT_EQ(result.outcome, Outcome::kOk) << result.error;
+    EXPECT_EQ(harness.log_end({"grows", 2}), 1);
+  }));
+}
+
+}  // namespace
+}  // namespace sluice::client

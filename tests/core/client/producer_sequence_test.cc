@@ -1,0 +1,189 @@
+// The idempotent producer's answers to sequence errors, against a scripted broker that answers the codes on cue
+// (the real one rarely can): OUT_OF_ORDER_SEQUENCE_NUMBER at the head of the window fails the batch and starts the
+// partition afresh under a new producer id; behind a batch that failed, it is the expected echo and the batches are
+// sent again with their sequences; DUPLICATE_SEQUENCE_NUMBER is a success.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "core/client/client.h"
+#include "core/protocol/messages/init_producer_id.h"
+#include "core/protocol/messages/produce.h"
+#include "core/storage/record_batch.h"
+#include "tests/core/client/scripted_broker.h"
+
+namespace sluice::client {
+namespace {
+
+using namespace testing;
+using protocol::ApiKey;
+
+const TopicPartitionId kPartition{"t", 0};
+
+ProducerRecord record_of(const std::string& value) {
+  ProducerRecord record;
+  record.key = to_bytes("k");
+  record.value = to_bytes(value);
+  return record;
+}
+
+struct Produced {
+  Request request;
+  storage::BatchHeader batch;
+};
+
+// Serves ApiVersions, Metadata (topic "t", one partition led by node 1), InitProducerId (ids from 1000, one per
+// request) and hands Produce requests to `on_produce`.
+struct ProduceScript {
+  std::function<void(Stream&, const Produced&)> on_produce;
+  std::vector<std::pair<int64_t, int16_t>> init_requests;  // the (id, epoch) each InitProducerId named
+  int64_t next_producer_id = 1000;
+
+  void serve(Stream& stream) {
+    while (std::optional<Request> request = next_request(stream)) {
+      switch (request->header.api_key) {
+        case ApiKey::kApiVersions:
+          answer(stream, *request, protocol::api_versions_response());
+          break;
+        case ApiKey::kMetadata:
+          answer(stream, *request, metadata());
+          break;
+        case ApiKey::kInitProducerId:
+          answer(stream, *request, init_producer_id(*request));
+          break;
+        case ApiKey::kProduce:
+          on_produce(stream, produced(*request));
+          break;
+        default:
+          ADD_FAILURE() << "unexpected " << protocol::api_name(request->header.api_key);
+      }
+    }
+  }
+
+  static protocol::MetadataResponse metadata() {
+    protocol::MetadataResponse response = cluster_named("scripted");
+    protocol::MetadataResponse::Topic& topic = response.topics.emplace_back();
+    topic.name = kPartition.topic;
+    topic.partitions.push_back({0, 0, 1, 0, {1}, {1}, {}});
+    return response;
+  }
+
+  protocol::InitProducerIdResponse init_producer_id(const Request& request) {
+    auto decoded = protocol::decode_message<protocol::InitProducerIdRequest>(request.body, request.header.api_version);
+    EXPECT_TRUE(decoded.ok());
+    if (decoded.ok()) init_requests.emplace_back(decoded->producer_id, decoded->producer_epoch);
+    protocol::InitProducerIdResponse response;
+    response.producer_id = next_producer_id++;
+    response.producer_epoch = 0;
+    return response;
+  }
+
+  static Produced produced(const Request& request) {
+    auto decoded = protocol::decode_message<protocol::ProduceRequest>(request.body, request.header.api_version);
+    EXPECT_TRUE(decoded.ok()) << decoded.status().to_string();
+    Produced out{request, {}};
+    if (!decoded.ok()) return out;
+    auto header = storage::parse_batch_header(decoded->topic_data.at(0).partition_data.at(0).records.bytes());
+    EXPECT_TRUE(header.ok());
+    if (header.ok()) out.batch = *header;
+    return out;
+  }
+};
+
+void answer_produce(Stream& stream, const Request& request, int16_t error, int64_t base_offset) {
+  protocol::ProduceResponse response;
+  response.responses.push_back({kPartition.topic, {}});
+  protocol::ProduceResponse::PartitionResponse& partition = response.responses[0].partition_responses.emplace_back();
+  partition.index = kPartition.partition;
+  partition.error_code = error;
+  partition.base_offset = error == 0 ? base_offset : -1;
+  answer(stream, request, response);
+}
+
+ProducerConfig idempotent() {
+  ProducerConfig config;
+  config.idempotent = true;
+  config.delivery_timeout = 10s;
+  return config;
+}
+
+TEST(ClientProducerSequence, OutOfOrderAtTheHeadFailsTheBatchAndStartsAfreshUnderANewProducerId) {
+  ProduceScript script;
+  std::vector<std::pair<int64_t, int32_t>> seen;  // (producer id, base sequence) of every produce
+  script.on_produce = [&](Stream& stream, const Produced& p) {
+    seen.emplace_back(p.batch.producer_id, p.batch.base_sequence);
+    const bool refuse = seen.size() == 2;  // the broker lost what the first batch told it
+    answer_produce(stream, p.request, refuse ? 45 : 0, static_cast<int64_t>(seen.size()) - 1);
+  };
+  ScriptedBroker broker;
+  ASSERT_TRUE(broker.run([&](Env, Stream& stream, int) { script.serve(stream); },
+                         [&](Env, Client& client) {
+                           Producer producer(client, idempotent());
+                           const ProduceResult a = producer.send_and_wait(kPartition, {record_of("a")});
+                           const ProduceResult b = producer.send_and_wait(kPartition, {record_of("b")});
+                           const ProduceResult c = producer.send_and_wait(kPartition, {record_of("c")});
+                           EXPECT_EQ(a.outcome, Outcome::kOk);
+                           EXPECT_EQ(b.outcome, Outcome::kFailed) << "refused, so not appended";
+                           EXPECT_EQ(b.error_code, 45);
+                           EXPECT_EQ(c.outcome, Outcome::kOk) << c.error;
+                           EXPECT_EQ(c.producer_id, 1001);
+                           EXPECT_EQ(c.base_sequence, 0);
+                           EXPECT_EQ(producer.producer_id(), 1001);
+                         }));
+  EXPECT_EQ(seen, (std::vector<std::pair<int64_t, int32_t>>{{1000, 0}, {1000, 1}, {1001, 0}}));
+  ASSERT_EQ(script.init_requests.size(), 2u);
+  EXPECT_EQ(script.init_requests[1], (std::pair<int64_t, int16_t>{1000, 0})) << "the second names the first (KIP-360)";
+}
+
+TEST(ClientProducerSequence, OutOfOrderBehindAFailedBatchIsSentAgainWithTheSameSequences) {
+  ProduceScript script;
+  std::vector<Produced> held;
+  std::vector<int32_t> sequences;
+  script.on_produce = [&](Stream& stream, const Produced& p) {
+    sequences.push_back(p.batch.base_sequence);
+    if (sequences.size() > 3) {
+      answer_produce(stream, p.request, 0, p.batch.base_sequence);
+      return;
+    }
+    held.push_back(p);  // all three arrive before any answer
+    if (held.size() < 3) return;
+    answer_produce(stream, held[0].request, 6, -1);   // NOT_LEADER_OR_FOLLOWER: retriable, not appended
+    answer_produce(stream, held[1].request, 45, -1);  // so the next ones cannot follow
+    answer_produce(stream, held[2].request, 45, -1);
+  };
+  ScriptedBroker broker;
+  ASSERT_TRUE(broker.run([&](Env, Stream& stream, int) { script.serve(stream); },
+                         [&](Env, Client& client) {
+                           Producer producer(client, idempotent());
+                           std::vector<ProduceResult> results;
+                           for (const char* value : {"a", "b", "c"}) {
+                             producer.send(kPartition, {record_of(value)},
+                                           [&](const ProduceResult& r) { results.push_back(r); });
+                           }
+                           producer.flush();
+                           ASSERT_EQ(results.size(), 3u);
+                           for (int i = 0; i < 3; ++i) {
+                             EXPECT_EQ(results[i].outcome, Outcome::kOk) << results[i].error;
+                             EXPECT_EQ(results[i].base_offset, i);
+                             EXPECT_EQ(results[i].base_sequence, i);
+                             EXPECT_EQ(results[i].attempts, 2);
+                           }
+                         }));
+  EXPECT_EQ(sequences, (std::vector<int32_t>{0, 1, 2, 0, 1, 2}));
+  EXPECT_EQ(script.init_requests.size(), 1u) << "no new producer id";
+}
+
+TEST(ClientProducerSequence, DuplicateSequenceNumberIsASuccess) {
+  ProduceScript script;
+  script.on_produce = [&](Stream& stream, const Produced& p) { answer_produce(stream, p.request, 46, -1); };
+  ScriptedBroker broker;
+  ASSERT_TRUE(broker.run([&](Env, Stream& stream, int) { script.serve(stream); },
+                         [&](Env, Client& client) {
+                           Producer producer(client, idempotent());
+                           const ProduceResult result = producer.send_and_wait(kPartition, {record_of("a")});
+                           EXPECT_EQ(result.outcome, Outcome::kOk) << "an older broker's answer to a batch it has";
+                           EXPECT_EQ(result.base_offset, -1);
+                         }));
+}
+
+}  // namespace
+}  // namespace sluice::client
