@@ -176,6 +176,35 @@ TEST(ClientFaults, TheClientReconnectsAfterTheBrokerRestarts) {
   }));
 }
 
+// A crash of the client node unwinds every fiber of the client at its wait point: the partitions' sender lanes,
+// the connection readers, the heartbeats and the calls waiting for answers, with timers still set for them.
+TEST(ClientFaults, ACrashOfTheClientNodeUnwindsEveryFiberCleanly) {
+  ClientHarness harness;
+  bool crashing = false;
+  const bool finished = harness.run(
+      [&](Env env) {
+        Client client(env, harness.client_config());
+        Producer producer(client, producer_config(true));
+        GroupConfig group;
+        group.group_id = "doomed";
+        group.topics = {kTopic.topic};
+        GroupMember member(client, group);
+        ASSERT_TRUE(member.join(env.clock.now() + 30s).ok());
+        harness.network().set_link_latency(harness.broker_node(), harness.client_node(), 100ms, 100ms);
+        for (int i = 0; i < 12; ++i) {
+          producer.send({kTopic.topic, 0}, {record("k", fmt::format("v{}", i))}, [](const ProduceResult&) {});
+        }
+        harness.crash_client_after(50ms);
+        crashing = true;
+        producer.flush();  // the node dies first
+        ADD_FAILURE() << "flush returned on a crashed node";
+      },
+      10s);
+  EXPECT_FALSE(finished);
+  EXPECT_TRUE(crashing);
+  harness.world().run_for(30s);  // the dead node's timers and the broker's answers find nothing to touch
+}
+
 // The reset-under-a-window scenario twice with one seed: the same results and the same trace.
 TEST(ClientFaults, SameSeedSameRun) {
   auto run = [](uint64_t seed) {
