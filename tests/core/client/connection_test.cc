@@ -155,5 +155,35 @@ TEST(ClientConnection, CloseEndsPendingCallsAsUnknownAndLaterOnesAsNotSent) {
       }));
 }
 
+TEST(ClientConnection, MetadataIsCachedUntilItsMaxAgeOrAnInvalidation) {
+  int metadata_requests = 0;
+  ScriptedBroker broker;
+  broker.client_config().metadata_max_age = 5s;
+  ASSERT_TRUE(broker.run(
+      [&](Env, Stream& stream, int) {
+        answer_api_versions(stream);
+        while (std::optional<Request> request = next_request(stream)) {
+          ++metadata_requests;
+          protocol::MetadataResponse response = cluster_named("cached");
+          protocol::MetadataResponse::Topic& topic = response.topics.emplace_back();
+          topic.name = "t";
+          topic.partitions.push_back({0, 0, 1, 0, {1}, {1}, {}});
+          answer(stream, *request, response);
+        }
+      },
+      [&](Env env, Client& client) {
+        ASSERT_TRUE(client.leader_for({"t", 0}).ok());
+        ASSERT_TRUE(client.leader_for({"t", 0}).ok());
+        EXPECT_EQ(metadata_requests, 1) << "the second lookup is served from the cache";
+        env.scheduler.sleep_for(6s);
+        ASSERT_TRUE(client.leader_for({"t", 0}).ok());
+        EXPECT_EQ(metadata_requests, 2) << "older than metadata_max_age";
+        client.invalidate_metadata();
+        ASSERT_TRUE(client.leader_for({"t", 0}).ok());
+        EXPECT_EQ(metadata_requests, 3) << "invalidated";
+        EXPECT_FALSE(client.leader_for({"t", 1}).ok()) << "no partition 1";
+      }));
+}
+
 }  // namespace
 }  // namespace sluice::client

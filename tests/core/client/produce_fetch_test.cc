@@ -158,6 +158,39 @@ TEST(ClientProduceFetch, FetchWaitsUpToMaxWaitAndReturnsEarlyWhenRecordsArrive) 
   }));
 }
 
+TEST(ClientProduceFetch, FetchHonoursMaxBytesAndMinBytes) {
+  ClientHarness harness;
+  ASSERT_TRUE(harness.run([&](Env env) {
+    Client client(env, harness.client_config());
+    Producer producer(client, {});
+    const TopicPartitionId tp{"sized", 0};
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_EQ(producer.send_and_wait(tp, {record("k", std::string(1000, static_cast<char>('a' + i)))}).outcome,
+                Outcome::kOk);
+    }
+    FetchOptions small;
+    small.max_bytes = 1500;  // one batch of ~1.1 KB fits, two do not
+    Result<FetchResult> one = client.fetch(tp, 0, small);
+    ASSERT_TRUE(one.ok()) << one.status().to_string();
+    ASSERT_EQ(one->records.size(), 1u);
+    EXPECT_EQ(one->records[0].offset, 0);
+    small.max_bytes = 10;  // smaller than a batch: the first batch still comes whole (KIP-74)
+    Result<FetchResult> first = client.fetch(tp, 1, small);
+    ASSERT_TRUE(first.ok()) << first.status().to_string();
+    ASSERT_EQ(first->records.size(), 1u);
+    EXPECT_EQ(first->records[0].offset, 1);
+
+    FetchOptions patient;
+    patient.min_bytes = 100000;  // more than the partition holds: the broker waits the whole max_wait
+    patient.max_wait = 400ms;
+    const Instant start = env.clock.now();
+    Result<FetchResult> all = client.fetch(tp, 0, patient);
+    ASSERT_TRUE(all.ok()) << all.status().to_string();
+    EXPECT_EQ(all->records.size(), 3u);
+    EXPECT_GE(env.clock.now() - start, 400ms);
+  }));
+}
+
 TEST(ClientProduceFetch, ListOffsetsEarliestLatestAndByTimestamp) {
   ClientHarness harness;
   ASSERT_TRUE(harness.run([&](Env env) {

@@ -64,14 +64,8 @@ inline protocol::MetadataResponse cluster_named(const std::string& id) {
 // n1 runs `script` on every connection it accepts (in turn), n2 runs `body`.
 class ScriptedBroker {
  public:
-  ClientConfig config() const {
-    ClientConfig config;
-    config.bootstrap = {kScripted};
-    config.request_timeout = 1s;
-    config.read_attempts = 1;
-    config.retry_backoff = 10ms;
-    return config;
-  }
+  // What the test body's Client is made with; a test may change it before run().
+  ClientConfig& client_config() { return config_; }
 
   using Script = std::function<void(Env, Stream&, int connection)>;
 
@@ -88,7 +82,7 @@ class ScriptedBroker {
     });
     client_.boot([&](Env env) {
       env.scheduler.sleep_for(1ms);  // the listener is up
-      Client client(env, config());
+      Client client(env, config_);
       body(env, client);
       done = true;
     });
@@ -96,6 +90,16 @@ class ScriptedBroker {
   }
 
  private:
+  static ClientConfig default_config() {
+    ClientConfig config;
+    config.bootstrap = {kScripted};
+    config.request_timeout = 1s;
+    config.read_attempts = 1;
+    config.retry_backoff = 10ms;
+    return config;
+  }
+
+  ClientConfig config_ = default_config();
   SimCluster cluster_{1, LogLevel::kOff};
   SimNode& broker_ = cluster_.add_node();
   SimNode& client_ = cluster_.add_node();
