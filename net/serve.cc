@@ -111,6 +111,12 @@ int run_serve_command(const ServeFlags& flags, const OnListening& on_listening) 
 }
 
 int run_serve(const ServeOptions& options, const OnListening& on_listening) {
+  if (!options.broker.mutations.empty()) {
+    print_fatal(fmt::format("configuration: {}={}: mutations plant known bugs for the simulator's checkers, and "
+                            "sluice serve never runs them",
+                            kafka::BrokerConfig::kMutationsKey, options.broker.mutations.to_string()));
+    return 2;
+  }
   Result<Address> address = parse_address(options.listen);
   if (!address.ok()) {
     print_fatal("invalid listen address: " + address.status().message());

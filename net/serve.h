@@ -46,8 +46,9 @@ using OnListening = std::function<void(Env& env, const Address& bound)>;
 
 // Returns the process exit code: 0 after a graceful stop; 1 when the data directory or the listener cannot be
 // set up, or when a second signal forced the stop; 2 for a malformed listen or advertised address (an advertised
-// port 0 included). Fatal errors are also printed to stderr, whatever the log level. When the bound host is 0.0.0.0
-// or :: and nothing is advertised, clients are told that address and the log warns, suggesting --advertised.
+// port 0 included) or any mutation (sluice.mutations: planted bugs, for the simulator only). Fatal errors are also
+// printed to stderr, whatever the log level. When the bound host is 0.0.0.0 or :: and nothing is advertised,
+// clients are told that address and the log warns, suggesting --advertised.
 int run_serve(const ServeOptions& options, const OnListening& on_listening = {});
 
 // `sluice serve`: resolve_serve_options, then run_serve. A configuration error is printed to stderr, exit code 2.

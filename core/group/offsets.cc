@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/base/assert.h"
 #include "core/group/coordinator.h"
 
 namespace sluice::group {
@@ -12,6 +13,17 @@ std::string lower(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
   return out;
+}
+
+// commit-wrong-partition: each offset goes under the next partition of its topic (mod its partition count), and
+// the commit is still acknowledged as it was asked.
+void planted_wrong_partitions(const TopicCatalog& topics, std::vector<OffsetToCommit>& offsets) {
+  SLUICE_PROBE("mutation.commit-wrong-partition");
+  for (OffsetToCommit& o : offsets) {
+    const std::optional<TopicCatalog::Facts> facts = topics.find(o.tp.topic);
+    SLUICE_ASSERT(facts.has_value() && facts->partitions > 0);  // checked by commit() just now
+    o.tp.partition = (o.tp.partition + 1) % facts->partitions;
+  }
 }
 
 }  // namespace
@@ -68,6 +80,7 @@ std::vector<ErrorCode> GroupCoordinator::commit(const CommitRequest& request) {
   for (size_t i = 0; i < request.offsets.size(); ++i) {
     if (errors[i] == ErrorCode::kNone) valid.push_back(request.offsets[i]);
   }
+  if (config_.mutations.has(Mutation::kCommitWrongPartition)) [[unlikely]] planted_wrong_partitions(topics_, valid);
   return fill(store_offsets(group, valid, persisted));
 }
 

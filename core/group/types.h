@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/base/bytes.h"
+#include "core/base/mutations.h"
 #include "core/protocol/error_codes.h"
 #include "core/storage/topic_partition.h"
 
@@ -30,6 +31,7 @@ struct CoordinatorConfig {
   int64_t offsets_retention_check_interval_ms = 600000;        // offsets.retention.check.interval.ms
   int32_t offset_metadata_max_bytes = 4096;                    // offset.metadata.max.bytes
   int32_t offsets_topic_segment_bytes = 104857600;             // offsets.topic.segment.bytes
+  MutationSet mutations;  // planted bugs (core/base/mutations.h), copied from kafka::BrokerConfig::mutations
 };
 
 struct Protocol {

@@ -18,6 +18,7 @@
 #include "core/env/scheduler.h"
 #include "core/group/coordinator.h"
 #include "core/kafka/broker_config.h"
+#include "core/kafka/deferred_appends.h"
 #include "core/kafka/producer_state.h"
 #include "core/kafka/topics.h"
 #include "core/storage/log_manager.h"
@@ -27,7 +28,7 @@ namespace sluice::kafka {
 class Broker {
  public:
   // Loads the data directory (a partition refusing to load fails the open with its message) and starts the
-  // retention and cleaner fibers.
+  // retention and cleaner fibers. `config.mutations` are copied into the storage and group configs.
   static Result<std::unique_ptr<Broker>> open(Env env, const std::string& data_dir, BrokerConfig config);
   ~Broker();
   Broker(const Broker&) = delete;
@@ -48,6 +49,8 @@ class Broker {
   ProducerStateManager& producers() { return *producers_; }
   // Consumer groups and committed offsets (__consumer_offsets).
   group::GroupCoordinator& groups() { return *groups_; }
+  // The ack-before-append mutation's queue; null unless that mutation is planted.
+  DeferredAppends* deferred_appends() { return deferred_appends_.get(); }
 
   // Long polls: fetches wait here for new data; every append notifies.
   WaitQueue& appended() { return appended_; }
@@ -74,6 +77,7 @@ class Broker {
   std::unique_ptr<ProducerStateManager> producers_;  // after logs_: it holds a reference to them
   std::unique_ptr<group::TopicCatalog> group_topics_;
   std::unique_ptr<group::GroupCoordinator> groups_;  // after logs_ and topics_: it holds references to them
+  std::unique_ptr<DeferredAppends> deferred_appends_;
   WaitQueue appended_;
   Listener* listener_ = nullptr;  // while serving
   bool stopping_ = false;

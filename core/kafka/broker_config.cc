@@ -107,6 +107,7 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 std::string closest_key(std::string_view name) {
   std::vector<std::string_view> candidates(kServerKeys.begin(), kServerKeys.end());
   for (const Key& key : kKeys) candidates.push_back(key.name);
+  candidates.push_back(BrokerConfig::kMutationsKey);
   for (const storage::TopicConfigKey& key : storage::topic_config_keys()) {
     if (!key.broker_synonym.empty()) candidates.push_back(key.broker_synonym);
   }
@@ -201,9 +202,19 @@ Status check_node_id_synonyms(const std::map<std::string, std::string>& settings
                                                             a.integer, config.node_id));
 }
 
+// sluice.mutations: comma-separated mutation names.
+Result<MutationSet> parse_mutations(const std::map<std::string, std::string>& settings) {
+  const std::string* raw = find(settings, BrokerConfig::kMutationsKey);
+  if (raw == nullptr) return MutationSet();
+  Result<MutationSet> parsed = MutationSet::parse(*raw);
+  if (!parsed.ok()) return storage::invalid_config(BrokerConfig::kMutationsKey, *raw, parsed.status().message());
+  return parsed;
+}
+
 }  // namespace
 
 bool BrokerConfig::is_broker_key(std::string_view name) {
+  if (name == kMutationsKey) return true;
   for (const Key& key : kKeys) {
     if (key.name == name) return true;
   }
@@ -223,6 +234,9 @@ Result<BrokerConfig> BrokerConfig::from_map(const std::map<std::string, std::str
   }
   SLUICE_TRY(check_node_id_synonyms(settings, config));
   SLUICE_ASSIGN_OR_RETURN(config.storage, storage::BrokerStorageConfig::from_map(settings));
+  SLUICE_ASSIGN_OR_RETURN(config.mutations, parse_mutations(settings));
+  config.storage.mutations = config.mutations;
+  config.group.mutations = config.mutations;
   return config;
 }
 

@@ -6,7 +6,9 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
+#include "core/base/mutations.h"
 #include "core/base/result.h"
 #include "core/group/types.h"
 #include "core/storage/broker_storage_config.h"
@@ -28,6 +30,10 @@ struct BrokerConfig {
   // offsets.topic.segment.bytes
   group::CoordinatorConfig group;
   storage::BrokerStorageConfig storage;
+  // sluice.mutations: known bugs planted for the simulator's checkers (core/base/mutations.h). Broker::open copies
+  // them into `storage` and `group`; `sluice serve` refuses to start with any.
+  MutationSet mutations;
+  static constexpr std::string_view kMutationsKey = "sluice.mutations";
 
   // Parses Kafka-named settings (a properties file's key → value); storage keys go to BrokerStorageConfig.
   // Unknown keys fail with INVALID_CONFIG naming them (and the closest known key, or the broker synonym of a topic

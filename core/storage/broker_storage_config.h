@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/base/mutations.h"
 #include "core/base/result.h"
 #include "core/storage/topic_config.h"
 
@@ -41,6 +42,9 @@ struct BrokerStorageConfig {
   // segment.ms is log.roll.ms else log.roll.hours; segment.jitter.ms is log.roll.jitter.ms else
   // log.roll.jitter.hours; flush.ms is log.flush.interval.ms else log.flush.scheduler.interval.ms.
   TopicConfig topic_defaults;
+  // Known bugs planted for the simulator's checkers (core/base/mutations.h): the broker copies
+  // kafka::BrokerConfig::mutations here. Empty in the real world.
+  MutationSet mutations;
 
   // Parses the storage keys of a broker's key → string settings. Keys this does not know are left to the broker
   // (is_storage_key tells them apart). Invalid values give INVALID_CONFIG naming the key and what it accepts.

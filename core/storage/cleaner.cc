@@ -180,6 +180,8 @@ Result<CleanResult> clean_once(PartitionLog& log, int64_t& first_dirty_offset, c
   rules.now_ms = now_ms;
   const int64_t retention = options.delete_retention_ms;
   rules.horizon_ms = retention > INT64_MAX - now_ms ? INT64_MAX : now_ms + retention;
+  rules.drop_latest = options.mutations.has(Mutation::kCompactionDropsLatest);
+  rules.ignore_delete_horizon = options.mutations.has(Mutation::kTombstoneBeforeHorizon);
   SLUICE_TRY(rewrite_segments(log, rules, result));
   result.cleaned = true;
   first_dirty_offset = result.cleaned_end;

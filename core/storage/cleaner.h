@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/base/mutations.h"
 #include "core/base/result.h"
 #include "core/storage/partition_log.h"
 
@@ -27,6 +28,8 @@ struct CleanerOptions {
   double min_cleanable_dirty_ratio = 0.5;         // min.cleanable.dirty.ratio
   int64_t min_compaction_lag_ms = 0;              // min.compaction.lag.ms
   int64_t max_compaction_lag_ms = INT64_MAX;      // max.compaction.lag.ms
+  // Planted bugs (core/base/mutations.h): compaction-drops-latest, tombstone-before-horizon.
+  MutationSet mutations;
 };
 
 struct CleanResult {

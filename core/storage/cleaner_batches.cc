@@ -149,7 +149,11 @@ Status BatchFilter::filter(ByteView batch, const BatchHeader& header, Bytes* out
     return Status();
   }
   SLUICE_ASSIGN_OR_RETURN(ByteView section, records_section(batch, header, &decompressed_, kMaxDecompressedBytes));
-  const bool horizon_passed = header.has_delete_horizon() && rules_.now_ms >= header.base_timestamp;
+  bool horizon_passed = header.has_delete_horizon() && rules_.now_ms >= header.base_timestamp;
+  if (rules_.ignore_delete_horizon) [[unlikely]] {
+    SLUICE_PROBE("mutation.tombstone-before-horizon");
+    horizon_passed = true;  // every tombstone goes on the first pass that sees it
+  }
   kept_.clear();
   bool tombstone = false;
   size_t total = 0;
@@ -163,7 +167,9 @@ Status BatchFilter::filter(ByteView batch, const BatchHeader& header, Bytes* out
     bool keep = offset >= rules_.cleaned_end;
     if (!keep && view.key.has_value()) {
       const std::optional<int64_t> latest = rules_.map->get(*view.key);
-      keep = (!latest.has_value() || offset >= *latest) && (view.value.has_value() || !horizon_passed);
+      keep = !latest.has_value() || offset >= *latest;
+      if (rules_.drop_latest && latest.has_value()) [[unlikely]] keep = planted_keep(*view.key, offset, *latest);
+      keep = keep && (view.value.has_value() || !horizon_passed);
       tombstone = tombstone || (keep && !view.value.has_value());
     }
     if (keep) kept_.push_back(SurvivingRecord{view.attributes, offset, records.timestamp(view), view.fields});
@@ -178,6 +184,14 @@ Status BatchFilter::filter(ByteView batch, const BatchHeader& header, Bytes* out
   if (kept_.empty()) return Status();
   ++tally->rebuilt;
   return rebuild(header, stamp, out);
+}
+
+// For the keys whose digest is even, the latest record goes and the older ones stay, the last of them now looking
+// like the key's latest value (or the key vanishes, when the latest was its only record).
+bool BatchFilter::planted_keep(ByteView key, int64_t offset, int64_t latest) {
+  if (!KeyOffsetMap::digest_even(key)) return offset >= latest;
+  SLUICE_PROBE("mutation.compaction-drops-latest");
+  return offset < latest;
 }
 
 // The survivors re-encoded with deltas from the first of them (build_batch's layout), the rest of each record

@@ -46,6 +46,9 @@ struct CleanRules {
   int64_t cleaned_end = 0;
   int64_t now_ms = 0;
   int64_t horizon_ms = 0;  // what a newly retained tombstone's batch gets
+  // Planted bugs (core/base/mutations.h).
+  bool drop_latest = false;            // compaction-drops-latest
+  bool ignore_delete_horizon = false;  // tombstone-before-horizon
 };
 
 struct FilterTally {
@@ -75,6 +78,8 @@ class BatchFilter {
 
  private:
   Status rebuild(const BatchHeader& header, bool stamp, Bytes* out);
+  // compaction-drops-latest: whether a record of a mapped key survives.
+  static bool planted_keep(ByteView key, int64_t offset, int64_t latest);
 
   CleanRules rules_;
   Bytes decompressed_;

@@ -45,6 +45,8 @@ Digest digest_of(ByteView key) {
 
 }  // namespace
 
+bool KeyOffsetMap::digest_even(ByteView key) { return (digest_of(key).low & 1) == 0; }
+
 KeyOffsetMap::KeyOffsetMap(uint64_t memory_bytes, double load_factor)
     : slots_(memory_bytes / kSlotBytes),
       capacity_(static_cast<uint64_t>(static_cast<double>(memory_bytes / kSlotBytes) * load_factor)) {

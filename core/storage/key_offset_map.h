@@ -36,6 +36,8 @@ class KeyOffsetMap {
   bool full() const { return size_ >= capacity_; }
   // The largest offset put since the last clear (-1 when empty): where a partial pass stops.
   int64_t latest_offset() const { return latest_offset_; }
+  // Whether the key's digest is even: how the compaction-drops-latest mutation picks its keys (about half).
+  static bool digest_even(ByteView key);
   // Probes made by put/get, for tests of the hash's spread.
   uint64_t probes() const { return probes_; }
 

@@ -40,6 +40,7 @@ CleanerOptions cleaner_options_for(const TopicConfig& config, const BrokerStorag
   options.min_cleanable_dirty_ratio = config.min_cleanable_dirty_ratio;
   options.min_compaction_lag_ms = config.min_compaction_lag_ms;
   options.max_compaction_lag_ms = config.max_compaction_lag_ms;
+  options.mutations = broker.mutations;
   return options;
 }
 

@@ -98,6 +98,7 @@ class LogManager {
  private:
   LogManager(Env env, std::string data_dir, BrokerStorageConfig config);
   Status load_partition(const std::string& name);
+  LogSettings settings_for(const TopicConfig& config) const;  // the topic's, with the planted mutations
   Status write_config(const TopicPartition& tp, const TopicConfig& config);
   Status check_disk_pressure(const TopicPartition& tp);
   // Percent of the data directory's file system in use, rounded down; from the last reading while it is fresh.

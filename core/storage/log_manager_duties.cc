@@ -102,7 +102,9 @@ Result<std::map<TopicPartition, RetentionResult>> LogManager::run_retention(int6
   for (auto& [tp, entry] : entries_) {
     const RetentionLimits limits = retention_limits_for(entry.config);
     if (!limits.retention_ms && !limits.retention_bytes) continue;
-    Result<RetentionResult> result = enforce_retention(*entry.log, limits, now_ms);
+    RetentionHooks hooks;
+    hooks.mutations = config_.mutations;
+    Result<RetentionResult> result = enforce_retention(*entry.log, limits, now_ms, hooks);
     if (!result.ok()) {
       env_.log.warn("{}: retention check failed: {}", tp.to_string(), result.status().to_string());
       continue;  // the other partitions still get their check

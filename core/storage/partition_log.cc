@@ -87,6 +87,8 @@ Result<std::unique_ptr<PartitionLog>> PartitionLog::open(Env env, std::string di
   log->segments_ = std::move(loaded.segments);
   log->log_start_offset_ = loaded.log_start_offset;
   log->load_stats_ = loaded.stats;
+  const bool reuse_offsets = settings.mutations.has(Mutation::kOffsetsReusedAfterRecovery);
+  if (reuse_offsets) [[unlikely]] SLUICE_TRY(log->planted_offset_reuse());
   if (log->segments_.empty()) {
     // A new log, or one whose every segment lay below the log start: it starts empty at the log start.
     SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Segment> first,

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/base/bytes.h"
+#include "core/base/mutations.h"
 #include "core/base/result.h"
 #include "core/env/env.h"
 #include "core/env/sync.h"
@@ -53,6 +54,9 @@ struct LogSettings {
   // Single-node mode: append moves the high watermark to the log end (after the sync when persisted). The
   // replication layer turns it off and calls set_high_watermark.
   bool high_watermark_follows_log_end = true;
+  // Planted bugs (core/base/mutations.h): skip-persisted-fsync, offsets-reused-after-recovery. Empty in the real
+  // world.
+  MutationSet mutations;
 };
 
 struct AppendOptions {
@@ -223,6 +227,9 @@ class PartitionLog {
   Status sync_round(bool active_indexes = false, int64_t below = kWholeLog);
   Status sync_segments(const std::vector<std::shared_ptr<Segment>>& dirty, bool active_indexes);
   Status fail(Status cause);
+  // Planted bugs (core/base/mutations.h); called only when their mutation is set.
+  bool planted_skipped_sync(const Segment& segment, bool active_indexes) const;
+  Status planted_offset_reuse();
   Status delete_expired_files(Instant now);
   // What an append writes: `parts`, viewing the caller's batches and the members here.
   struct OutgoingBatches {

@@ -136,6 +136,9 @@ Status PartitionLog::sync_round(bool active_indexes, int64_t below) {
     const bool indexes_pending = active_indexes && segment.get() == &active() &&
                                  (segment->offset_index_unsynced() || segment->time_index_unsynced());
     if (!segment->dirty() && !indexes_pending) continue;
+    if (settings_.mutations.has(Mutation::kSkipPersistedFsync)) [[unlikely]] {
+      if (planted_skipped_sync(*segment, active_indexes)) continue;  // it stays dirty: a clean close syncs it
+    }
     dirty.push_back(segment);
     writes.push_back(segment->writes());
   }

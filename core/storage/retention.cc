@@ -33,8 +33,13 @@ Result<int64_t> evict_leading_batches(PartitionLog& log, int64_t from, int64_t l
 
 // The first offset that is not expired: whole segments are skipped on their max timestamp, then the first
 // segment holding live data is scanned batch by batch.
-Result<int64_t> time_retention_target(PartitionLog& log, int64_t retention_ms, int64_t now_ms) {
+Result<int64_t> time_retention_target(PartitionLog& log, int64_t retention_ms, int64_t now_ms,
+                                      const MutationSet& mutations) {
   SLUICE_ASSERT(retention_ms >= 0);
+  if (mutations.has(Mutation::kRetentionEvictsUnexpired)) [[unlikely]] {
+    SLUICE_PROBE("mutation.retention-evicts-unexpired");
+    retention_ms /= 10;
+  }
   const int64_t cutoff = now_ms - retention_ms;  // a batch whose max timestamp is below it has expired
   const int64_t limit = log.high_watermark();
   int64_t target = log.log_start_offset();
@@ -86,12 +91,13 @@ Status apply_target(PartitionLog& log, int64_t target, RetentionResult& result) 
 
 }  // namespace
 
-Result<RetentionResult> enforce_retention(PartitionLog& log, const RetentionLimits& limits, int64_t now_ms) {
+Result<RetentionResult> enforce_retention(PartitionLog& log, const RetentionLimits& limits, int64_t now_ms,
+                                          const RetentionHooks& hooks) {
   RetentionResult result;
   result.log_start_before = log.log_start_offset();
   int64_t target = result.log_start_before;
   if (limits.retention_ms.has_value()) {
-    SLUICE_ASSIGN_OR_RETURN(target, time_retention_target(log, *limits.retention_ms, now_ms));
+    SLUICE_ASSIGN_OR_RETURN(target, time_retention_target(log, *limits.retention_ms, now_ms, hooks.mutations));
     result.evicted_by_time = target - result.log_start_before;
   }
   if (limits.retention_bytes.has_value()) {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "core/base/mutations.h"
 #include "core/base/result.h"
 #include "core/storage/partition_log.h"
 
@@ -30,7 +31,13 @@ struct RetentionResult {
   std::string reason;  // human-readable, for the log and `sluice log inspect`; empty when nothing moved
 };
 
+// What the log manager adds to a check: the planted bug.
+struct RetentionHooks {
+  MutationSet mutations;  // retention-evicts-unexpired (core/base/mutations.h)
+};
+
 // One retention check of one partition at wall time `now_ms`.
-Result<RetentionResult> enforce_retention(PartitionLog& log, const RetentionLimits& limits, int64_t now_ms);
+Result<RetentionResult> enforce_retention(PartitionLog& log, const RetentionLimits& limits, int64_t now_ms,
+                                          const RetentionHooks& hooks = {});
 
 }  // namespace sluice::storage

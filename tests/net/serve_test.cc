@@ -305,6 +305,34 @@ TEST(ServeTest, BadConfigurationExitsWithTwoAndNamesTheProblem) {
   }
 }
 
+// Mutations plant known bugs for the simulator's checkers: a properties file may carry them (the simulator's
+// nodes read one), but serve never runs them.
+TEST(ServeTest, RefusesToRunMutations) {
+  TempDir dir;
+  write_file(dir / "sim.properties", "sluice.mutations=ack-before-append\n");
+  ServeFlags flags;
+  flags.data_dir = dir / "data";
+  flags.listen = "127.0.0.1:0";
+  flags.config_file = dir / "sim.properties";
+  const Refusal from_file = refuse(flags);
+  EXPECT_EQ(from_file.rc, 2) << from_file.err;
+  EXPECT_TRUE(contains(from_file.err, "sluice serve: configuration: sluice.mutations=ack-before-append: mutations "
+                                      "plant known bugs for the simulator's checkers, and sluice serve never runs them"))
+      << from_file.err;
+  EXPECT_FALSE(contains(from_file.err, "listening")) << from_file.err;
+  ServeOptions options;
+  options.listen = "127.0.0.1:0";
+  options.data_dir = dir / "data";
+  options.broker.mutations.add(Mutation::kCommitWrongPartition);
+  ::testing::internal::CaptureStderr();
+  const int rc = run_serve(options, [](Env&, const Address&) { ::raise(SIGTERM); });
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(rc, 2) << err;
+  EXPECT_TRUE(contains(err, "sluice.mutations=commit-wrong-partition")) << err;
+  RealEnv look("look", LogLevel::kOff);
+  EXPECT_FALSE(*look.env().fs.exists(dir / "data")) << "refused before touching the data directory";
+}
+
 TEST(ServeTest, AdvertisedAddressMustBeReachable) {
   TempDir dir;
   ServeFlags flags;

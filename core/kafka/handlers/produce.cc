@@ -13,6 +13,7 @@
 // are created when auto.create.topics.enable allows (a Sluice choice: Kafka creates them on Metadata only).
 // Transactions are not supported: a request carrying transactional batches gets
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED everywhere, which is what Kafka answers when the id is not authorized.
+// The ack-before-append mutation (simulator only, core/base/mutations.h) answers before appending: deferred_appends.h.
 #include <fmt/format.h>
 
 #include "core/kafka/broker.h"
@@ -135,6 +136,10 @@ Result<storage::AppendResult> append_partition(RequestContext& ctx, const storag
   Bytes recompressed;
   SLUICE_ASSIGN_OR_RETURN(records, in_topic_codec(records, *config, &recompressed));
   SLUICE_ASSIGN_OR_RETURN(storage::BatchHeader header, storage::parse_batch_header(records));
+  if (DeferredAppends* deferred = ctx.broker.deferred_appends(); deferred != nullptr) [[unlikely]] {
+    SLUICE_PROBE("mutation.ack-before-append");
+    return deferred->promise(tp, records, header);  // answered now, appended later, never waited for
+  }
   // Only a `persisted` append's answer waits for the log; taken before any suspension: the log the append goes to.
   if (config->durability == storage::Durability::kPersisted) *log = logs.find_shared(tp);
   if (header.producer_id < 0) {  // kafkajs sends base sequence 0 with producer id -1: sequences mean nothing here

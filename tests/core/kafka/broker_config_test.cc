@@ -55,6 +55,21 @@ TEST(BrokerConfig, EveryBrokerKey) {
   EXPECT_EQ(c.max_connections, 50);
 }
 
+// sluice.mutations: planted bugs for the simulator (core/base/mutations.h), handed to storage and groups too.
+TEST(BrokerConfig, MutationsAreNamedAndReachStorageAndGroups) {
+  EXPECT_TRUE(parse_ok({}).mutations.empty());
+  const BrokerConfig c = parse_ok({{"sluice.mutations", "commit-wrong-partition, skip-persisted-fsync"}});
+  EXPECT_EQ(c.mutations.to_string(), "skip-persisted-fsync,commit-wrong-partition");
+  EXPECT_EQ(c.storage.mutations, c.mutations);
+  EXPECT_EQ(c.group.mutations, c.mutations);
+  EXPECT_TRUE(parse_ok({{"sluice.mutations", ""}}).mutations.empty());
+  const std::string refused = error_of({{"sluice.mutations", "ack-before-append,lose-everything"}});
+  EXPECT_NE(refused.find("sluice.mutations"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("unknown mutation 'lose-everything'"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("tombstone-before-horizon"), std::string::npos) << "the valid names: " << refused;
+  EXPECT_NE(error_of({{"sluice.mutation", "x"}}).find("did you mean sluice.mutations?"), std::string::npos);
+}
+
 TEST(BrokerConfig, GroupMaxSizeIsUnboundedByDefaultAndAtLeastOne) {
   EXPECT_EQ(parse_ok({}).group.max_size, INT32_MAX);
   EXPECT_EQ(parse_ok({{"group.max.size", "3"}}).group.max_size, 3);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/protocol/error_codes.h"
+#include "core/storage/log_manager.h"
 #include "core/storage/partition_log.h"
 #include "core/storage/record_batch.h"
 #include "sim/world/sim_cluster.h"
@@ -80,6 +81,20 @@ class OneNode {
   SimCluster cluster_;
   SimNode& node_;
 };
+
+// A log manager over "data" (null, with a test failure, when it does not open).
+inline std::unique_ptr<LogManager> open_log_manager(Env env, BrokerStorageConfig config = {}) {
+  auto manager = LogManager::open(env, "data", std::move(config));
+  EXPECT_TRUE(manager.ok()) << manager.status().to_string();
+  return manager.ok() ? std::move(*manager) : nullptr;
+}
+
+// A topic's config from overrides of Kafka's defaults.
+inline TopicConfig topic_config_with(const std::map<std::string, std::string>& overrides) {
+  auto config = TopicConfig::from_overrides(overrides, TopicConfig());
+  EXPECT_TRUE(config.ok()) << config.status().to_string();
+  return config.ok() ? *config : TopicConfig();
+}
 
 inline LogSettings small_settings() {
   LogSettings s;
