@@ -37,7 +37,8 @@ int serve_main(Env& env, const ServeOptions& options, const Address& address,
                                    .advertised = advertised,
                                    .data_dir = options.data_dir,
                                    .broker = options.broker,
-                                   .settings = options.settings};
+                                   .settings = options.settings,
+                                   .effects = nullptr};  // the real world declares nothing
   broker::Node node(env, std::move(node_options));
   state.node = &node;
   if (state.stopping) node.stop();  // a signal during start-up

@@ -68,7 +68,7 @@ Status Node::run(const OnServing& on_serving) {
   kafka::BrokerConfig config = options_.broker;
   config.advertised_host = advertised.host;
   config.advertised_port = advertised.port;
-  Result<std::unique_ptr<kafka::Broker>> broker = kafka::Broker::open(env_, dir, std::move(config));
+  Result<std::unique_ptr<kafka::Broker>> broker = kafka::Broker::open(env_, dir, std::move(config), options_.effects);
   if (!broker.ok()) {
     return Status(broker.status().code(), "cannot open the data directory " + dir + ": " + broker.status().to_string());
   }

@@ -16,6 +16,7 @@
 #include "core/env/network.h"
 #include "core/kafka/broker.h"
 #include "core/kafka/broker_config.h"
+#include "core/storage/effects.h"
 
 namespace sluice::broker {
 
@@ -26,6 +27,8 @@ struct NodeOptions {
   kafka::BrokerConfig broker;
   // The Kafka-named settings `broker` was parsed from (file and --set), logged at start-up.
   std::map<std::string, std::string> settings;
+  // Hears of the storage's declared effects (storage/effects.h): the simulator's checkers. Outlives run().
+  storage::EffectSink* effects = nullptr;
 };
 
 // The wildcard addresses: clients cannot connect to them, so advertising one is nearly always a mistake.

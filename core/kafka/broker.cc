@@ -46,12 +46,13 @@ Broker::Broker(Env env, BrokerConfig config, std::unique_ptr<storage::LogManager
 
 Broker::~Broker() { SLUICE_ASSERT(connections_.empty()); }
 
-Result<std::unique_ptr<Broker>> Broker::open(Env env, const std::string& data_dir, BrokerConfig config) {
+Result<std::unique_ptr<Broker>> Broker::open(Env env, const std::string& data_dir, BrokerConfig config,
+                                             storage::EffectSink* effects) {
   // The planted bugs reach every part that plants one (core/base/mutations.h).
   config.storage.mutations = config.mutations;
   config.group.mutations = config.mutations;
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<storage::LogManager> logs,
-                          storage::LogManager::open(env, data_dir, config.storage));
+                          storage::LogManager::open(env, data_dir, config.storage, effects));
   std::unique_ptr<Broker> broker(new Broker(env, std::move(config), std::move(logs)));
   SLUICE_TRY(broker->topics_->load());
   broker->logs_->start();

@@ -28,8 +28,10 @@ namespace sluice::kafka {
 class Broker {
  public:
   // Loads the data directory (a partition refusing to load fails the open with its message) and starts the
-  // retention and cleaner fibers. `config.mutations` are copied into the storage and group configs.
-  static Result<std::unique_ptr<Broker>> open(Env env, const std::string& data_dir, BrokerConfig config);
+  // retention and cleaner fibers. `effects` (may be null; outlives the broker) hears of the storage's declared
+  // effects (storage/effects.h). `config.mutations` are copied into the storage and group configs.
+  static Result<std::unique_ptr<Broker>> open(Env env, const std::string& data_dir, BrokerConfig config,
+                                              storage::EffectSink* effects = nullptr);
   ~Broker();
   Broker(const Broker&) = delete;
   Broker& operator=(const Broker&) = delete;

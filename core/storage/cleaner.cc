@@ -159,7 +159,7 @@ DirtyReport measure_dirt(const std::vector<SegmentInfo>& segments, const LogBoun
 }
 
 Result<CleanResult> clean_once(PartitionLog& log, int64_t& first_dirty_offset, const CleanerOptions& options,
-                               int64_t now_ms, bool force) {
+                               int64_t now_ms, bool force, const CleanStarting& on_start) {
   const std::vector<SegmentInfo> segments = log.segments();
   const LogBounds bounds{log.log_start_offset(), log.high_watermark()};
   const DirtyReport section = find_section(segments, first_dirty_offset, bounds, options, now_ms);
@@ -182,6 +182,7 @@ Result<CleanResult> clean_once(PartitionLog& log, int64_t& first_dirty_offset, c
   rules.horizon_ms = retention > INT64_MAX - now_ms ? INT64_MAX : now_ms + retention;
   rules.drop_latest = options.mutations.has(Mutation::kCompactionDropsLatest);
   rules.ignore_delete_horizon = options.mutations.has(Mutation::kTombstoneBeforeHorizon);
+  if (on_start) on_start(log.log_start_offset(), result);
   SLUICE_TRY(rewrite_segments(log, rules, result));
   result.cleaned = true;
   first_dirty_offset = result.cleaned_end;

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "core/base/mutations.h"
@@ -67,9 +68,13 @@ struct LogBounds {
 DirtyReport measure_dirt(const std::vector<SegmentInfo>& segments, const LogBounds& bounds,
                          int64_t first_dirty_offset, const CleanerOptions& options, int64_t now_ms);
 
+// Told, once a pass knows the range it rewrites ([log start, cleaned end): first_dirty and cleaned_end set), before
+// its first swap: from then on records of that range may vanish. Must not suspend.
+using CleanStarting = std::function<void(int64_t from, const CleanResult& pass)>;
+
 // One pass at wall time `now_ms`. `first_dirty_offset` is the cleaner checkpoint: read, and on a pass moved to
 // the cleaned end.
 Result<CleanResult> clean_once(PartitionLog& log, int64_t& first_dirty_offset, const CleanerOptions& options,
-                               int64_t now_ms, bool force);
+                               int64_t now_ms, bool force, const CleanStarting& on_start = {});
 
 }  // namespace sluice::storage

@@ -46,10 +46,11 @@ std::optional<TopicPartition> parse_partition_dir(std::string_view name) {
   return TopicPartition{std::string(name.substr(0, dash)), partition};
 }
 
-LogManager::LogManager(Env env, std::string data_dir, BrokerStorageConfig config)
+LogManager::LogManager(Env env, std::string data_dir, BrokerStorageConfig config, EffectSink* effects)
     : env_(env),
       data_dir_(std::move(data_dir)),
       config_(std::move(config)),
+      effects_(effects),
       stop_(env.scheduler),
       maintenance_(env.scheduler) {}
 
@@ -59,10 +60,11 @@ LogManager::~LogManager() {
   SLUICE_ASSERT(!cleaner_fiber_ || cleaner_fiber_.done());
 }
 
-Result<std::unique_ptr<LogManager>> LogManager::open(Env env, std::string data_dir, BrokerStorageConfig config) {
+Result<std::unique_ptr<LogManager>> LogManager::open(Env env, std::string data_dir, BrokerStorageConfig config,
+                                                     EffectSink* effects) {
   SLUICE_TRY(env.fs.create_dirs(data_dir));
   SLUICE_TRY(env.fs.sync_dir(parent_dir(data_dir)));
-  std::unique_ptr<LogManager> manager(new LogManager(env, std::move(data_dir), std::move(config)));
+  std::unique_ptr<LogManager> manager(new LogManager(env, std::move(data_dir), std::move(config), effects));
   SLUICE_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, env.fs.list(manager->data_dir_));
   for (const DirEntry& entry : entries) {
     if (!entry.is_directory) continue;
@@ -101,6 +103,7 @@ Status LogManager::load_partition(const std::string& name) {
     topic_id = decode_topic_id(text);
   }
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<PartitionLog> log, PartitionLog::open(env_, dir, settings_for(config)));
+  report_recovery(*tp, *log);
   entries_.emplace(*tp, Entry{std::move(config), std::move(log), std::move(topic_id)});
   return Status();
 }
@@ -109,6 +112,39 @@ LogSettings LogManager::settings_for(const TopicConfig& config) const {
   LogSettings settings = log_settings_for(config);
   settings.mutations = config_.mutations;
   return settings;
+}
+
+int64_t LogManager::wall_ms() const { return to_unix_ms(env_.clock.wall_now()); }
+
+void LogManager::report(const LogEffect& effect) const {
+  if (effects_ != nullptr) effects_->record(effect);
+}
+
+// What recovery cut after an unclean stop: a torn tail, or the segments after a torn rolled one. The end before the
+// cut is not known (a torn batch's offsets cannot be trusted).
+void LogManager::report_recovery(const TopicPartition& tp, const PartitionLog& log) const {
+  const LoadStats& stats = log.load_stats();
+  if (stats.torn_bytes_truncated == 0 && stats.segments_deleted_after_torn_tail == 0) return;
+  LogEffect effect;
+  effect.kind = LogEffect::Kind::kTruncatedOnRecovery;
+  effect.tp = tp;
+  effect.from = log.log_end_offset();
+  effect.now_ms = wall_ms();
+  report(effect);
+}
+
+LogStartMoved LogManager::reporter(const TopicPartition& tp, LogEffect::Reason reason, int64_t now_ms) const {
+  if (effects_ == nullptr) return {};
+  return [this, tp, reason, now_ms](int64_t from, int64_t to) {
+    LogEffect effect;
+    effect.kind = LogEffect::Kind::kLogStartAdvanced;
+    effect.reason = reason;
+    effect.tp = tp;
+    effect.from = from;
+    effect.to = to;
+    effect.now_ms = now_ms;
+    report(effect);
+  };
 }
 
 Status LogManager::write_config(const TopicPartition& tp, const TopicConfig& config) {
@@ -133,6 +169,11 @@ Result<PartitionLog*> LogManager::create_partition(const TopicPartition& tp, con
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<PartitionLog> log, PartitionLog::open(env_, dir, settings_for(config)));
   PartitionLog* raw = log.get();
   entries_.emplace(tp, Entry{config, std::move(log), topic_id});
+  LogEffect created;
+  created.kind = LogEffect::Kind::kPartitionCreated;
+  created.tp = tp;
+  created.now_ms = wall_ms();
+  report(created);
   env_.log.info("created partition {} ({})", tp.to_string(),
                 config.durability == Durability::kPersisted ? "persisted" : "replicated");
   return raw;
@@ -165,6 +206,14 @@ Status LogManager::delete_partition(const TopicPartition& tp) {
   if (it == entries_.end()) return not_found("partition " + tp.to_string());
   std::shared_ptr<PartitionLog> log = std::move(it->second.log);
   entries_.erase(it);
+  // Gone for every caller from here on; reported before the close suspends, so before DeleteTopics answers.
+  LogEffect deleted;
+  deleted.kind = LogEffect::Kind::kPartitionDeleted;
+  deleted.tp = tp;
+  deleted.from = log->log_start_offset();
+  deleted.to = log->log_end_offset();
+  deleted.now_ms = wall_ms();
+  report(deleted);
   cleaner_checkpoints_.erase(tp);
   uncleanable_.erase(tp);
   Status closed_log = log->close();

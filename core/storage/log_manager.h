@@ -8,6 +8,10 @@
 // Layout: <data_dir>/<topic>-<partition>/ holds the partition's segments (partition_log.h) and topic.properties
 // (the topic's config overrides, written atomically when the partition is created or its config altered).
 //
+// Declared effects (effects.h): with a sink, every removal or cut it makes on purpose is reported as it happens —
+// a log start moved by retention, DeleteRecords or delete-oldest (right after the move, before any other fiber can
+// see it), a cleaner pass (before its first swap), a torn tail cut by recovery, a partition created or deleted.
+//
 // Fibers: every call comes from fibers of the node that opened the manager. start() spawns the retention and
 // cleaner fibers; close() stops them and closes every log.
 #pragma once
@@ -26,6 +30,7 @@
 #include "core/storage/broker_storage_config.h"
 #include "core/storage/cleaner.h"
 #include "core/storage/cleaner_checkpoint.h"
+#include "core/storage/effects.h"
 #include "core/storage/partition_log.h"
 #include "core/storage/retention.h"
 #include "core/storage/topic_partition.h"
@@ -37,7 +42,9 @@ class LogManager {
  public:
   // Loads every partition directory under `data_dir` (creating the directory when missing). A partition that
   // refuses to load (interior damage) fails the whole open with its message: nothing is served half-loaded.
-  static Result<std::unique_ptr<LogManager>> open(Env env, std::string data_dir, BrokerStorageConfig config);
+  // `effects` (may be null) hears of every declared effect (effects.h) and must outlive the manager.
+  static Result<std::unique_ptr<LogManager>> open(Env env, std::string data_dir, BrokerStorageConfig config,
+                                                  EffectSink* effects = nullptr);
   ~LogManager();
   LogManager(const LogManager&) = delete;
   LogManager& operator=(const LogManager&) = delete;
@@ -96,9 +103,15 @@ class LogManager {
   };
 
  private:
-  LogManager(Env env, std::string data_dir, BrokerStorageConfig config);
+  LogManager(Env env, std::string data_dir, BrokerStorageConfig config, EffectSink* effects);
   Status load_partition(const std::string& name);
   LogSettings settings_for(const TopicConfig& config) const;  // the topic's, with the planted mutations
+  int64_t wall_ms() const;
+  void report(const LogEffect& effect) const;
+  void report_recovery(const TopicPartition& tp, const PartitionLog& log) const;
+  // Reports a log start moved by `reason`, decided at `now_ms`.
+  LogStartMoved reporter(const TopicPartition& tp, LogEffect::Reason reason, int64_t now_ms) const;
+  RetentionHooks retention_hooks(const TopicPartition& tp, int64_t now_ms) const;
   Status write_config(const TopicPartition& tp, const TopicConfig& config);
   Status check_disk_pressure(const TopicPartition& tp);
   // Percent of the data directory's file system in use, rounded down; from the last reading while it is fresh.
@@ -111,6 +124,7 @@ class LogManager {
   Env env_;
   std::string data_dir_;
   BrokerStorageConfig config_;
+  EffectSink* effects_;  // null: nobody listens (the real world)
   std::map<TopicPartition, Entry> entries_;
   bool closed_ = false;
   bool started_ = false;

@@ -35,8 +35,19 @@ Result<std::optional<LogManager::Cleaned>> LogManager::run_cleaner_once(int64_t 
   if (!tp.has_value()) return std::optional<Cleaned>();
   Entry& entry = entries_.at(*tp);
   int64_t checkpoint = cleaner_checkpoint(*tp);
-  Result<CleanResult> result =
-      clean_once(*entry.log, checkpoint, cleaner_options_for(entry.config, config_), now_ms, /*force=*/false);
+  const CleanerOptions options = cleaner_options_for(entry.config, config_);
+  const TopicPartition cleaned_tp = *tp;
+  auto on_start = [this, &cleaned_tp, &options, now_ms](int64_t from, const CleanResult& pass) {
+    LogEffect effect;
+    effect.kind = LogEffect::Kind::kCompacted;
+    effect.tp = cleaned_tp;
+    effect.from = from;
+    effect.to = pass.cleaned_end;
+    effect.now_ms = now_ms;
+    effect.delete_retention_ms = options.delete_retention_ms;
+    report(effect);
+  };
+  Result<CleanResult> result = clean_once(*entry.log, checkpoint, options, now_ms, /*force=*/false, on_start);
   if (!result.ok()) {
     uncleanable_.insert(*tp);
     env_.log.error("{}: cleaning failed, the partition is skipped until restart: {}", tp->to_string(),

@@ -82,7 +82,7 @@ Status LogManager::free_oldest(const TopicPartition& requester) {
   SLUICE_PROBE("log_manager.deleted_oldest_for_disk_pressure");
   env_.log.warn("disk pressure (append to {}): deleting the oldest segment of {} (offsets below {})",
                 requester.to_string(), victim_tp.to_string(), end);
-  SLUICE_TRY(victim->advance_log_start(end));
+  SLUICE_TRY(victim->advance_log_start(end, reporter(victim_tp, LogEffect::Reason::kDiskPressure, wall_ms())));
   return victim->remove_segments_below_log_start().status();
 }
 
@@ -92,7 +92,22 @@ Result<int64_t> LogManager::delete_records(const TopicPartition& tp, int64_t off
   auto it = entries_.find(tp);
   if (it == entries_.end()) return kafka_error(ErrorCode::kUnknownTopicOrPartition, tp.to_string());
   const std::shared_ptr<PartitionLog> log = it->second.log;
-  return log->delete_records(offset);
+  return log->delete_records(offset, reporter(tp, LogEffect::Reason::kDeleteRecords, wall_ms()));
+}
+
+// Each part of a move is its own effect: by time first, then by size (enforce_retention's order).
+RetentionHooks LogManager::retention_hooks(const TopicPartition& tp, int64_t now_ms) const {
+  RetentionHooks hooks;
+  hooks.mutations = config_.mutations;
+  if (effects_ == nullptr) return hooks;
+  const LogStartMoved by_time = reporter(tp, LogEffect::Reason::kRetentionTime, now_ms);
+  const LogStartMoved by_size = reporter(tp, LogEffect::Reason::kRetentionBytes, now_ms);
+  hooks.on_log_start_advanced = [by_time, by_size](int64_t from, int64_t time_end, int64_t to) {
+    SLUICE_ASSERT(from <= time_end && time_end <= to);
+    if (time_end > from) by_time(from, time_end);
+    if (to > time_end) by_size(time_end, to);
+  };
+  return hooks;
 }
 
 Result<std::map<TopicPartition, RetentionResult>> LogManager::run_retention(int64_t now_ms) {
@@ -102,9 +117,7 @@ Result<std::map<TopicPartition, RetentionResult>> LogManager::run_retention(int6
   for (auto& [tp, entry] : entries_) {
     const RetentionLimits limits = retention_limits_for(entry.config);
     if (!limits.retention_ms && !limits.retention_bytes) continue;
-    RetentionHooks hooks;
-    hooks.mutations = config_.mutations;
-    Result<RetentionResult> result = enforce_retention(*entry.log, limits, now_ms, hooks);
+    Result<RetentionResult> result = enforce_retention(*entry.log, limits, now_ms, retention_hooks(tp, now_ms));
     if (!result.ok()) {
       env_.log.warn("{}: retention check failed: {}", tp.to_string(), result.status().to_string());
       continue;  // the other partitions still get their check

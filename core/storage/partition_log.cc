@@ -379,24 +379,26 @@ Result<std::optional<OffsetAndTimestamp>> PartitionLog::max_timestamp() {
   return offset_for_timestamp(max);
 }
 
-Result<int64_t> PartitionLog::delete_records(int64_t offset) {
+Result<int64_t> PartitionLog::delete_records(int64_t offset, const LogStartMoved& on_moved) {
   const int64_t target = offset == -1 ? high_watermark_ : offset;
   if (target < 0 || target > high_watermark_) {
     return kafka_error(ErrorCode::kOffsetOutOfRange, dir_ + ": cannot delete records before offset " +
                                                          std::to_string(offset) + ", the high watermark is " +
                                                          std::to_string(high_watermark_));
   }
-  SLUICE_TRY(advance_log_start(target));
+  SLUICE_TRY(advance_log_start(target, on_moved));
   return log_start_offset_;
 }
 
-Status PartitionLog::advance_log_start(int64_t offset) {
+Status PartitionLog::advance_log_start(int64_t offset, const LogStartMoved& on_moved) {
   SLUICE_ASSERT(offset <= high_watermark_);
   SLUICE_ASSERT(high_watermark_ <= log_end_offset_);
   SLUICE_TRY(check_appendable());
   AppendGuard lock(*this);
   if (offset <= log_start_offset_) return Status();
+  const int64_t from = log_start_offset_;
   log_start_offset_ = offset;
+  if (on_moved) on_moved(from, offset);  // no suspension since the move: nobody has seen it yet
   return write_state();
 }
 

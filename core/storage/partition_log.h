@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -58,6 +59,10 @@ struct LogSettings {
   // world.
   MutationSet mutations;
 };
+
+// Told [from, to) when the log start moved from `from` to `to`, right after the move and before any other fiber
+// can see it (the log manager declares the effect there: effects.h). Must not suspend.
+using LogStartMoved = std::function<void(int64_t from, int64_t to)>;
 
 struct AppendOptions {
   bool log_append_time = false;  // message.timestamp.type=LogAppendTime: stamp every batch with wall_now()
@@ -155,10 +160,10 @@ class PartitionLog {
 
   // DeleteRecords: moves the log start to `offset` (-1 = the high watermark). OFFSET_OUT_OF_RANGE above the
   // high watermark. Returns the new log start. Segments wholly below it go at remove_segments_below_log_start.
-  Result<int64_t> delete_records(int64_t offset);
+  Result<int64_t> delete_records(int64_t offset, const LogStartMoved& on_moved = {});
   // Retention's primitive. REQUIRES: offset <= high watermark. No-op when not ahead of the log start. The new
-  // log start is written to partition.state before returning.
-  Status advance_log_start(int64_t offset);
+  // log start is written to partition.state before returning; `on_moved` hears of it first.
+  Status advance_log_start(int64_t offset, const LogStartMoved& on_moved = {});
   // Drops every segment, except the active one, whose offsets are all below the log start: out of the map at
   // once, files renamed `.deleted`, unlinked file.delete.delay.ms later. Returns how many went.
   Result<size_t> remove_segments_below_log_start();

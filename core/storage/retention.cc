@@ -74,8 +74,13 @@ Result<int64_t> size_retention_target(PartitionLog& log, int64_t from, int64_t r
 
 // Moves the log start and drops what is wholly behind it. An expired active segment is first replaced by an
 // empty one at the log end, so that it can go too (storage-semantics.md R5).
-Status apply_target(PartitionLog& log, int64_t target, RetentionResult& result) {
-  if (target > log.log_start_offset()) SLUICE_TRY(log.advance_log_start(target));
+Status apply_target(PartitionLog& log, int64_t target, const RetentionHooks& hooks, RetentionResult& result) {
+  if (target > log.log_start_offset()) {
+    const int64_t by_time = result.log_start_before + result.evicted_by_time;
+    SLUICE_TRY(log.advance_log_start(target, [&hooks, by_time](int64_t from, int64_t to) {
+      if (hooks.on_log_start_advanced) hooks.on_log_start_advanced(from, by_time, to);
+    }));
+  }
   const std::vector<SegmentInfo> segments = log.segments();
   SLUICE_ASSERT(!segments.empty());
   const SegmentInfo& active = segments.back();
@@ -107,7 +112,7 @@ Result<RetentionResult> enforce_retention(PartitionLog& log, const RetentionLimi
   }
   SLUICE_ASSERT(target >= result.log_start_before);
   SLUICE_ASSERT(target <= log.high_watermark());
-  SLUICE_TRY(apply_target(log, target, result));
+  SLUICE_TRY(apply_target(log, target, hooks, result));
   result.log_start_after = log.log_start_offset();
   if (result.log_start_after > result.log_start_before) {
     result.reason = "log start " + std::to_string(result.log_start_before) + " -> " +

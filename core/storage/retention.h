@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -31,9 +32,12 @@ struct RetentionResult {
   std::string reason;  // human-readable, for the log and `sluice log inspect`; empty when nothing moved
 };
 
-// What the log manager adds to a check: the planted bug.
+// What the log manager adds to a check: the planted bug and the report of the move.
 struct RetentionHooks {
   MutationSet mutations;  // retention-evicts-unexpired (core/base/mutations.h)
+  // Called right after the log start moved (PartitionLog's LogStartMoved): [from, by_time) went past retention.ms,
+  // [by_time, to) over retention.bytes.
+  std::function<void(int64_t from, int64_t by_time, int64_t to)> on_log_start_advanced;
 };
 
 // One retention check of one partition at wall time `now_ms`.

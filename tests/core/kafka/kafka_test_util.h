@@ -105,6 +105,8 @@ class BrokerHarness {
   BrokerConfig& config() { return config_; }
   // For tests that take a log offline: the broker's close then reports it.
   void allow_failed_close() { expect_clean_close_ = false; }
+  // Where the next boot's broker reports its declared effects (NodeOptions::effects).
+  void set_effects(storage::EffectSink* effects) { effects_ = effects; }
 
  private:
   // The one boot path (core/broker/node.h), as `sluice serve` and the simulator use it.
@@ -116,6 +118,7 @@ class BrokerHarness {
       options.listen = kBrokerAddress;
       options.data_dir = "data";
       options.broker = config_;
+      options.effects = effects_;
       broker::Node node(env, std::move(options));
       bool served = false;
       const Status run = node.run([&](Broker& broker, const Address&) {
@@ -142,6 +145,7 @@ class BrokerHarness {
   Broker* broker_ = nullptr;
   bool stopped_ = false;
   bool expect_clean_close_ = true;
+  storage::EffectSink* effects_ = nullptr;
 };
 
 }  // namespace sluice::kafka::testing

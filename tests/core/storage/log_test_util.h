@@ -83,8 +83,9 @@ class OneNode {
 };
 
 // A log manager over "data" (null, with a test failure, when it does not open).
-inline std::unique_ptr<LogManager> open_log_manager(Env env, BrokerStorageConfig config = {}) {
-  auto manager = LogManager::open(env, "data", std::move(config));
+inline std::unique_ptr<LogManager> open_log_manager(Env env, BrokerStorageConfig config = {},
+                                                    EffectSink* effects = nullptr) {
+  auto manager = LogManager::open(env, "data", std::move(config), effects);
   EXPECT_TRUE(manager.ok()) << manager.status().to_string();
   return manager.ok() ? std::move(*manager) : nullptr;
 }
