@@ -2,6 +2,7 @@
 // handles their answers in order, sends failed batches again after a backoff, and settles each batch once.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 
@@ -53,8 +54,15 @@ bool Producer::State::slot_free(int32_t node) const {
   return it == in_flight_by_node.end() || it->second < config.max_in_flight;
 }
 
+// Calls finish in write order (a connection answers in order, and a broken one finishes all it has, before a new
+// one is opened), so an answer not yet handled is at the front; but check them all rather than rely on it.
+bool Producer::State::has_unhandled_answer(const Lane& lane) {
+  return std::any_of(lane.window.begin(), lane.window.end(), [](const InFlight& entry) { return entry.call->done(); });
+}
+
 bool Producer::State::has_work(const Lane& lane) const {
   if (!lane.window.empty() && lane.window.front().call->done()) return true;
+  if (has_unhandled_answer(lane)) return false;  // the front's answer comes first, and notifies
   if (lane.round_failed && !lane.window.empty()) return false;  // the rest of the window drains first
   const Instant now = env.clock.now();
   if (now < lane.backoff_until) return false;
@@ -198,7 +206,7 @@ void Producer::State::fill_window(Lane& lane) {
     if (lane.queued.empty() || lane.window.size() >= static_cast<size_t>(config.max_in_flight)) return;
     Result<bool> sent = send_one(lane);
     if (sent.ok() && *sent) continue;
-    if (sent.ok()) return;  // no slot on the leader's connection: wait for an answer
+    if (sent.ok()) return;  // no slot on the leader's connection, or an answer to handle first
     const BatchPtr batch = lane.queued.front();
     batch->last_error = sent.status().protocol_error();
     batch->error = sent.status().to_string();
@@ -217,7 +225,8 @@ void Producer::State::fill_window(Lane& lane) {
   }
 }
 
-// Writes the first queued batch to its leader. False when the leader's connection has no free slot.
+// Writes the first queued batch to its leader. False when the leader's connection has no free slot, or when an
+// answer to the window arrived while it was suspended.
 Result<bool> Producer::State::send_one(Lane& lane) {
   const BatchPtr batch = lane.queued.front();
   SLUICE_ASSIGN_OR_RETURN(int32_t leader, core->leader_for(lane.tp));
@@ -226,8 +235,10 @@ Result<bool> Producer::State::send_one(Lane& lane) {
   SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<detail::Connection> connection, core->connection(leader));
   SLUICE_ASSIGN_OR_RETURN(int16_t version, connection->version_for(protocol::ApiKey::kProduce));
   if (config.idempotent && !batch->built) SLUICE_TRY(ensure_identity(lane));
-  // Only this fiber takes from the lane, but the suspensions above may have seen a stop or a filled slot.
-  if (stopped || !slot_free(leader) || lane.reset_needed) return false;
+  // Only this fiber takes from the lane, but the suspensions above may have seen a stop, a filled slot, or an
+  // answer to the window: a failed batch there must go again before this one, or its retry would leave behind a
+  // later sequence (after a reset connection, this batch would be the first written on the new one).
+  if (stopped || !slot_free(leader) || lane.reset_needed || has_unhandled_answer(lane)) return false;
   SLUICE_ASSERT(lane.queued.front() == batch);
   if (!batch->built) SLUICE_TRY(build(lane, *batch));
   Bytes body;

@@ -118,6 +118,7 @@ struct Producer::State : std::enable_shared_from_this<Producer::State> {
   Status build(detail::Lane& lane, detail::PendingBatch& batch);
   void abandon(detail::Lane& lane, const std::string& why);
   bool has_work(const detail::Lane& lane) const;
+  static bool has_unhandled_answer(const detail::Lane& lane);  // a call of the window finished, not yet handled
   std::optional<Instant> next_deadline(const detail::Lane& lane) const;
   bool slot_free(int32_t node) const;
 };

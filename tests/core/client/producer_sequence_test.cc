@@ -37,9 +37,11 @@ struct ProduceScript {
   std::function<void(Stream&, const Produced&)> on_produce;
   std::vector<std::pair<int64_t, int16_t>> init_requests;  // the (id, epoch) each InitProducerId named
   int64_t next_producer_id = 1000;
+  bool silent = false;  // read requests and answer none (until the client gives up on the connection)
 
   void serve(Stream& stream) {
     while (std::optional<Request> request = next_request(stream)) {
+      if (silent) continue;
       switch (request->header.api_key) {
         case ApiKey::kApiVersions:
           answer(stream, *request, protocol::api_versions_response());
@@ -170,6 +172,48 @@ TEST(ClientProducerSequence, OutOfOrderBehindAFailedBatchIsSentAgainWithTheSameS
                          }));
   EXPECT_EQ(sequences, (std::vector<int32_t>{0, 1, 2, 0, 1, 2}));
   EXPECT_EQ(script.init_requests.size(), 1u) << "no new producer id";
+}
+
+// The window's answers can arrive while the sender is suspended on its way to writing the next batch (here, in the
+// metadata refresh that finds the leader): a connection that breaks fails its calls while the refresh retries on a
+// new connection. The next batch must not be the first written on that new connection, ahead of the retries of the
+// batches that failed: their sequences would leave out of order.
+TEST(ClientProducerSequence, ABatchWrittenAfterAConnectionBrokeFollowsTheRetriesOfTheBatchesItHeld) {
+  ProduceScript script;
+  int connection = 0;
+  std::vector<std::pair<int, int32_t>> writes;  // (connection, base sequence) of every produce
+  script.on_produce = [&](Stream& stream, const Produced& p) {
+    writes.emplace_back(connection, p.batch.base_sequence);
+    if (connection == 0) {
+      script.silent = true;  // "a" is held, and so is the metadata refresh behind it, until the request timeout
+      return;
+    }
+    answer_produce(stream, p.request, 0, p.batch.base_sequence);
+  };
+  ScriptedBroker broker;
+  broker.client_config().read_attempts = 3;  // the refresh goes on over a new connection
+  auto serve = [&](Env, Stream& stream, int index) {
+    connection = index;
+    script.silent = false;
+    script.serve(stream);
+  };
+  ASSERT_TRUE(broker.run(serve, [&](Env env, Client& client) {
+    Producer producer(client, idempotent());
+    std::vector<ProduceResult> results;
+    auto keep = [&](const ProduceResult& r) { results.push_back(r); };
+    producer.send(kPartition, {record_of("a")}, keep);
+    env.scheduler.sleep_for(100ms);  // "a" is written
+    client.invalidate_metadata();    // so that "b" looks its leader up on the connection that is about to break
+    producer.send(kPartition, {record_of("b")}, keep);
+    producer.flush();
+    ASSERT_EQ(results.size(), 2u);
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_EQ(results[i].outcome, Outcome::kOk) << results[i].error;
+      EXPECT_EQ(results[i].base_sequence, i);
+      EXPECT_EQ(results[i].base_offset, i);
+    }
+  }));
+  EXPECT_EQ(writes, (std::vector<std::pair<int, int32_t>>{{0, 0}, {1, 0}, {1, 1}}));
 }
 
 TEST(ClientProducerSequence, DuplicateSequenceNumberIsASuccess) {
