@@ -132,7 +132,7 @@ void Producer::State::handle_error_code(Lane& lane, const BatchPtr& batch, int16
   const bool sequence_error = error == errc::kOutOfOrderSequenceNumber || error == errc::kUnknownProducerId;
   if (config.idempotent && sequence_error && lane.round_failed) {
     // An earlier batch of this window was not appended, so this one could not follow it: send it again.
-    lane.queued.insert(lane.queued.begin() + static_cast<std::ptrdiff_t>(lane.retry_insert++), batch);
+    requeue(lane, batch);
     return;
   }
   if (is_retriable(error)) {
@@ -148,6 +148,12 @@ void Producer::State::handle_error_code(Lane& lane, const BatchPtr& batch, int16
   settle_unresolved(batch, "refused");
 }
 
+// Queues a batch of this round's window to go again: behind those queued again before it, ahead of new batches.
+void Producer::State::requeue(Lane& lane, const BatchPtr& batch) {
+  SLUICE_ASSERT(lane.retry_insert <= lane.queued.size());
+  lane.queued.insert(lane.queued.begin() + static_cast<std::ptrdiff_t>(lane.retry_insert++), batch);
+}
+
 // One try failed: send the batch again after a backoff, unless its delivery timeout has passed.
 void Producer::State::fail_attempt(Lane& lane, const BatchPtr& batch, int16_t error, std::string why) {
   batch->last_error = error;
@@ -159,20 +165,28 @@ void Producer::State::fail_attempt(Lane& lane, const BatchPtr& batch, int16_t er
     settle_unresolved(batch, "delivery timeout");
     return;
   }
-  lane.queued.insert(lane.queued.begin() + static_cast<std::ptrdiff_t>(lane.retry_insert++), batch);
+  requeue(lane, batch);
   lane.backoff_until = std::max(lane.backoff_until, env.clock.now() + core->backoff(batch->failures));
 }
 
 void Producer::State::expire_queued(Lane& lane) {
   const Instant now = env.clock.now();
   std::vector<BatchPtr> expired;
-  std::erase_if(lane.queued, [&](const BatchPtr& batch) {
-    if (now < batch->deadline) return false;
+  std::deque<BatchPtr> kept;
+  size_t retries_kept = 0;  // of the batches queued again this round, ahead of retry_insert
+  for (size_t i = 0; i < lane.queued.size(); ++i) {
+    BatchPtr& batch = lane.queued[i];
+    if (now < batch->deadline) {
+      if (i < lane.retry_insert) ++retries_kept;
+      kept.push_back(std::move(batch));
+      continue;
+    }
     if (config.idempotent && batch->built) lane.reset_needed = true;  // its sequence stays unresolved
-    expired.push_back(batch);
-    return true;
-  });
-  lane.retry_insert = std::min(lane.retry_insert, lane.queued.size());
+    expired.push_back(std::move(batch));
+  }
+  lane.queued = std::move(kept);
+  // The rest of the window, when it fails, goes in behind the retries that remain: ahead of every new batch.
+  lane.retry_insert = retries_kept;
   for (const BatchPtr& batch : expired) settle_unresolved(batch, "delivery timeout");
 }
 

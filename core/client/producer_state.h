@@ -111,6 +111,7 @@ struct Producer::State : std::enable_shared_from_this<Producer::State> {
   void drain_answers(detail::Lane& lane);
   void handle_answer(detail::Lane& lane, const detail::InFlight& entry);
   void handle_error_code(detail::Lane& lane, const detail::BatchPtr& batch, int16_t error);
+  void requeue(detail::Lane& lane, const detail::BatchPtr& batch);
   void fail_attempt(detail::Lane& lane, const detail::BatchPtr& batch, int16_t error, std::string why);
   void expire_queued(detail::Lane& lane);
   void fill_window(detail::Lane& lane);

@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <map>
+#include <optional>
+
 #include "core/client/client.h"
 #include "core/protocol/messages/init_producer_id.h"
 #include "core/protocol/messages/produce.h"
@@ -38,6 +41,7 @@ struct ProduceScript {
   std::vector<std::pair<int64_t, int16_t>> init_requests;  // the (id, epoch) each InitProducerId named
   int64_t next_producer_id = 1000;
   bool silent = false;  // read requests and answer none (until the client gives up on the connection)
+  std::optional<Env> env;  // the broker node's, for a script that takes its time
 
   void serve(Stream& stream) {
     while (std::optional<Request> request = next_request(stream)) {
@@ -214,6 +218,58 @@ TEST(ClientProducerSequence, ABatchWrittenAfterAConnectionBrokeFollowsTheRetries
     }
   }));
   EXPECT_EQ(writes, (std::vector<std::pair<int, int32_t>>{{0, 0}, {1, 0}, {1, 1}}));
+}
+
+// A batch queued again can reach its delivery timeout while the rest of its window is still out. The batches of
+// that window that fail after it must still go ahead of the batches sent meanwhile: the reset that the expired
+// sequence calls for then gives them their new sequences in send() order.
+TEST(ClientProducerSequence, ARetryThatExpiresLeavesTheRestOfItsWindowAheadOfNewBatches) {
+  ProduceScript script;
+  std::vector<Produced> held;
+  std::vector<std::pair<int64_t, int32_t>> appended;  // (producer id, base sequence) of the batches appended
+  script.on_produce = [&](Stream& stream, const Produced& p) {
+    if (p.batch.producer_id > 1000) {  // after the reset: appended in the order they come
+      appended.emplace_back(p.batch.producer_id, p.batch.base_sequence);
+      answer_produce(stream, p.request, 0, static_cast<int64_t>(appended.size()) - 1);
+      return;
+    }
+    held.push_back(p);
+    if (held.size() < 2) return;
+    script.env->scheduler.sleep_for(200ms);
+    answer_produce(stream, held[0].request, 56, -1);  // KAFKA_STORAGE_ERROR: "a" goes again, but not before 1 s
+    script.env->scheduler.sleep_for(600ms);          // "a" expires meanwhile; "c" was sent
+    answer_produce(stream, held[1].request, 56, -1);
+  };
+  ScriptedBroker broker;
+  broker.client_config().request_timeout = 5s;
+  auto serve = [&](Env env, Stream& stream, int) {
+    script.env.emplace(env);
+    script.serve(stream);
+  };
+  ASSERT_TRUE(broker.run(serve, [&](Env env, Client& client) {
+    ProducerConfig config = idempotent();
+    config.delivery_timeout = 1s;
+    Producer producer(client, config);
+    std::map<std::string, ProduceResult> results;
+    auto send = [&](const std::string& value) {
+      producer.send(kPartition, {record_of(value)}, [&results, value](const ProduceResult& r) { results[value] = r; });
+    };
+    send("a");
+    env.scheduler.sleep_for(300ms);
+    send("b");                       // in the window behind "a"
+    env.scheduler.sleep_for(300ms);  // "a" failed and waits for "b"
+    send("c");
+    producer.flush();
+    ASSERT_EQ(results.size(), 3u);
+    EXPECT_EQ(results["a"].outcome, Outcome::kFailed) << "expired after a refusal that appended nothing";
+    EXPECT_EQ(results["b"].outcome, Outcome::kOk) << results["b"].error;
+    EXPECT_EQ(results["c"].outcome, Outcome::kOk) << results["c"].error;
+    EXPECT_EQ(results["b"].base_offset, 0) << "b was sent before c";
+    EXPECT_EQ(results["c"].base_offset, 1);
+    EXPECT_EQ(results["b"].base_sequence, 0);
+    EXPECT_EQ(results["c"].base_sequence, 1);
+  }));
+  EXPECT_EQ(appended, (std::vector<std::pair<int64_t, int32_t>>{{1001, 0}, {1001, 1}}));
 }
 
 TEST(ClientProducerSequence, DuplicateSequenceNumberIsASuccess) {
