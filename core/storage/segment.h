@@ -123,6 +123,10 @@ class Segment {
   std::string time_index_path() const;
 
  private:
+  // Every batch of `bytes` (read at `position`) whole and matching its CRC; else kCorruption with
+  // KAFKA_STORAGE_ERROR, naming the file, byte and offset.
+  Status verify_read(ByteView bytes, uint64_t position) const;
+
   Segment(Env env, std::string dir, int64_t base_offset, const SegmentConfig& config);
   Status open_files(OpenMode mode);
   Result<BatchHeader> header_at(uint64_t position) const;

@@ -115,6 +115,10 @@ FetchResponse::Partition FetchRound::read_partition(const std::string& topic,
   Result<storage::ReadResult> read = read_log(*log, request);
   if (!read.ok()) {
     answer_now_ = true;
+    if (read.status().code() == Code::kCorruption) {
+      // Damage in stored data is the operator's to repair: say so at every refused read.
+      ctx_.broker.env().log.error("fetch of {}-{}: {}", topic, request.partition, read.status().message());
+    }
     return error_partition(request.partition, error_code_of(read.status()));
   }
   seen_.push_back({log, read->high_watermark});

@@ -124,6 +124,34 @@ TEST(LogRecovery, DamageInAClosedSegmentRefusesToLoadUntilRepaired) {  // D3 (de
   }));
 }
 
+// Below the recovery point nothing is rescanned at open, so damage there (a latent sector error) is met by the read
+// that serves it: refused with KAFKA_STORAGE_ERROR naming file, offset and the repair command, never served.
+TEST(LogRecovery, DamageBelowTheRecoveryPointIsRefusedOnReadNotServed) {
+  OneNode world;
+  ASSERT_TRUE(world.run([](Env env) { fill(env, segmented(4), 10, true); }));
+  world.node().crash();
+  const size_t batch = batch_of(1, 1, "t").size();
+  write_bytes(world.fs(), seg(0, kLogSuffix), Bytes(1, 0x00), batch + 70);  // inside offset 1's records
+  ASSERT_TRUE(world.run([&](Env env) {
+    auto log = PartitionLog::open(env, kDir, segmented(4));
+    ASSERT_TRUE(log.ok()) << log.status().to_string();
+    auto undamaged = (*log)->read(0, 1, INT64_MAX);
+    ASSERT_TRUE(undamaged.ok()) << undamaged.status().to_string();
+    EXPECT_EQ(headers_of(undamaged->records).at(0).base_offset, 0);
+    auto refused = (*log)->read(1, 1, INT64_MAX);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), Code::kCorruption);
+    EXPECT_EQ(to_error_code(refused.status()), ErrorCode::kKafkaStorageError);
+    const std::string& message = refused.status().message();
+    EXPECT_NE(message.find("00000000000000000000.log"), std::string::npos) << message;
+    EXPECT_NE(message.find("offset 1"), std::string::npos) << message;
+    EXPECT_NE(message.find("sluice log repair p0"), std::string::npos) << message;
+    auto later = (*log)->read(4, 1, INT64_MAX);  // another segment: still served
+    ASSERT_TRUE(later.ok()) << later.status().to_string();
+    ASSERT_TRUE((*log)->close().ok());
+  }));
+}
+
 // A power loss can beat a replicated roll's background sync (PartitionLog::roll_locked): the rolled segment then
 // ends torn above the recovery point that partition.state still gives, and what follows it was never durable
 // either. Damage below that recovery point is still refused.
