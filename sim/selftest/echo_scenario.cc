@@ -102,7 +102,7 @@ void schedule_faults(SimCluster& cluster, Duration run) {
 }
 
 std::string replay_command(const EchoScenarioOptions& options) {
-  return "sluice sim --seed " + std::to_string(options.seed) + " --nodes " + std::to_string(options.nodes) +
+  return "sluice sim --selftest --seed " + std::to_string(options.seed) + " --nodes " + std::to_string(options.nodes) +
          " --seconds " + std::to_string(options.simulated_seconds);
 }
 

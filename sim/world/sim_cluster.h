@@ -19,6 +19,8 @@ class SimCluster {
 
   // Adds a node named "n<k>" (k = 1, 2, ...), down until booted.
   SimNode& add_node();
+  // Adds a node with its own name (a client node "c1", say), down until booted. REQUIRES: the name is new.
+  SimNode& add_node(const std::string& name);
   SimNode& node(size_t index) { return *nodes_.at(index); }
   size_t size() const { return nodes_.size(); }
   SimWorld& world() { return world_; }

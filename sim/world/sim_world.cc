@@ -110,6 +110,7 @@ void SimWorld::run_next_event() {
   trace(static_cast<uint64_t>(now_.time_since_epoch().count()));
   trace((key.sequence << 8) ^ (static_cast<uint64_t>(event.node) << 40) ^ static_cast<uint64_t>(event.kind));
   event.action();
+  if (event_observer_) event_observer_(key.at, key.sequence, event.node, event.kind, trace_hash_);
 }
 
 bool SimWorld::step() {

@@ -67,6 +67,12 @@ class SimWorld {
   // Steps until `done()` holds (checked between steps) or `deadline` passes. True when done() held.
   bool run_until(const std::function<bool()>& done, Instant deadline);
 
+  // Called after each event runs, with its time, sequence, node, kind and the trace hash so far: a determinism check
+  // records two runs' events and names the first that differs. Null: none (the default; it costs nothing).
+  using EventObserver = std::function<void(Instant at, uint64_t sequence, NodeId node, EventKind kind,
+                                           uint64_t trace_hash)>;
+  void set_event_observer(EventObserver observer) { event_observer_ = std::move(observer); }
+
   // Folds a value into the trace hash (events and fiber resumptions are folded automatically).
   void trace(uint64_t value);
   uint64_t trace_hash() const { return trace_hash_; }
@@ -100,6 +106,7 @@ class SimWorld {
   std::map<NodeId, Scheduler*> schedulers_;
   std::vector<Scheduler*> ready_scratch_;
   uint64_t trace_hash_;
+  EventObserver event_observer_;
   uint64_t events_run_ = 0;
   uint64_t fiber_steps_ = 0;
 };
