@@ -3,7 +3,7 @@
 #
 # Checks the `sluice` command line end to end (the ctest cli.sim_smoke_deterministic):
 #   - `sluice --help` exits 0 and names the `serve` and `sim` subcommands;
-#   - `sluice sim --seed 42` twice prints the same "trace hash: <hex>", and --seed 43 a different one;
+#   - `sluice sim --selftest --seed 42` twice prints the same "trace hash: <hex>", and --seed 43 a different one;
 #   - `sluice serve --listen not-an-address` exits non-zero with a message;
 #   - `sluice serve` on a free loopback port with a temporary data dir listens, answers a Kafka ApiVersions request
 #     written on a raw socket, and exits 0 within a few seconds of SIGTERM;
@@ -71,18 +71,18 @@ fi
 sim_hash() {
   local out="${work}/sim-$2.txt"
   hash=""
-  run "${SIM_TIMEOUT_S}" "${out}" "${sluice}" sim --seed "$1"
+  run "${SIM_TIMEOUT_S}" "${out}" "${sluice}" sim --selftest --seed "$1"
   if [[ ${status} -ne 0 ]]; then
     local why=""
     if [[ ${status} -eq 124 ]]; then
       why=", timed out after ${SIM_TIMEOUT_S} s"
     fi
-    fail "sluice sim --seed $1 ($2) exited ${status}${why}" "${out}"
+    fail "sluice sim --selftest --seed $1 ($2) exited ${status}${why}" "${out}"
     return 0
   fi
   hash="$(grep -oE 'trace hash: *[0-9A-Fa-f]+' "${out}" | head -n 1 | sed -E 's/^trace hash: *//')" || true
   if [[ -z "${hash}" ]]; then
-    fail "sluice sim --seed $1 ($2) printed no 'trace hash: <hex>' line" "${out}"
+    fail "sluice sim --selftest --seed $1 ($2) printed no 'trace hash: <hex>' line" "${out}"
   fi
 }
 
@@ -94,16 +94,16 @@ sim_hash 43 "other seed"
 hash_43="${hash}"
 if [[ -n "${hash_42a}" && -n "${hash_42b}" ]]; then
   if [[ "${hash_42a}" == "${hash_42b}" ]]; then
-    pass "sluice sim --seed 42 is deterministic (trace hash ${hash_42a})"
+    pass "sluice sim --selftest --seed 42 is deterministic (trace hash ${hash_42a})"
   else
-    fail "sluice sim --seed 42 gave two trace hashes: ${hash_42a} and ${hash_42b}"
+    fail "sluice sim --selftest --seed 42 gave two trace hashes: ${hash_42a} and ${hash_42b}"
   fi
 fi
 if [[ -n "${hash_42a}" && -n "${hash_43}" ]]; then
   if [[ "${hash_42a}" != "${hash_43}" ]]; then
-    pass "sluice sim --seed 43 gives another trace hash (${hash_43})"
+    pass "sluice sim --selftest --seed 43 gives another trace hash (${hash_43})"
   else
-    fail "sluice sim --seed 42 and --seed 43 gave the same trace hash ${hash_43}"
+    fail "sluice sim --selftest --seed 42 and --seed 43 gave the same trace hash ${hash_43}"
   fi
 fi
 

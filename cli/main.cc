@@ -10,6 +10,7 @@
 #include "core/base/log.h"
 #include "net/log_commands.h"
 #include "net/serve.h"
+#include "sim/scenario/commands.h"
 #include "sim/selftest/echo_scenario.h"
 
 namespace {
@@ -34,19 +35,65 @@ void add_serve(CLI::App& app, sluice::ServeFlags& flags, std::string& log_level)
   serve->add_option("--log-level", log_level, "trace, debug, info, warn, error or off")->capture_default_str();
 }
 
-void add_sim(CLI::App& app, sluice::EchoScenarioOptions& options, std::string& log_level) {
+struct SimFlags {
+  sluice::EchoScenarioOptions selftest;
+  sluice::sim::SimCommandOptions scenario;
+  bool list_mutations = false;
+  std::string log_level = "off";
+};
+
+void add_sim(CLI::App& app, SimFlags& flags) {
   CLI::App* sim = app.add_subcommand(
-      "sim", "Run the simulator's self-test (--selftest, today the default): three nodes exchange journaled "
-             "echo messages over the simulated network while a partition and a power loss strike. The same "
-             "--seed replays the run exactly (same trace hash).");
-  sim->add_flag("--selftest", options.selftest, "Run the echo self-test scenario");
-  sim->add_option("--seed,-s", options.seed, "Seed of the run")->capture_default_str();
-  sim->add_option("--nodes,-n", options.nodes, "Number of nodes")->check(CLI::Range(2, 16))->capture_default_str();
-  sim->add_option("--seconds", options.simulated_seconds, "Simulated seconds to run")
+      "sim", "Run one scenario (scenarios/*.toml) in the deterministic simulator: the real broker on virtual time, "
+             "disk and network, driven by Kafka clients under the scenario's faults, then every checker over the "
+             "history. The same --seed replays the run exactly (same trace hash). Also: --selftest (the simulator's "
+             "own echo scenario) and --list-mutations.");
+  sim->add_option("--scenario,-f", flags.scenario.scenario, "Scenario file");
+  sim->add_option("--seed,-s", flags.scenario.seed, "Seed of the run")->capture_default_str();
+  sim->add_option("--mutation,-m", flags.scenario.mutations,
+                  "Plant a known bug (repeatable, or comma-separated): proves the checkers catch it");
+  sim->add_option("--trace", flags.scenario.trace_path, "Write the run's history as JSON lines to this file");
+  sim->add_flag("--check-determinism", flags.scenario.check_determinism,
+                "Run the seed twice in this process and name the first event where the runs differ");
+  sim->add_flag("--quiet,-q", flags.scenario.quiet, "Print the report only, not the seed's configuration");
+  sim->add_flag("--list-mutations", flags.list_mutations, "List the mutations --mutation takes");
+  sim->add_option("--log-level", flags.log_level, "trace, debug, info, warn, error or off")->capture_default_str();
+  sim->add_flag("--selftest", flags.selftest.selftest,
+                "Run the simulator's self-test instead: nodes exchange journaled echo messages while a partition "
+                "and a power loss strike");
+  sim->add_option("--nodes,-n", flags.selftest.nodes, "--selftest: number of nodes")
+      ->check(CLI::Range(2, 16))
+      ->capture_default_str();
+  sim->add_option("--seconds", flags.selftest.simulated_seconds, "--selftest: simulated seconds to run")
       ->check(CLI::Range(1, 86400))
       ->capture_default_str();
-  sim->add_option("--log-level", log_level, "trace, debug, info, warn, error or off")->capture_default_str();
-  sim->add_flag("--probes", options.list_probes, "List the probes (rare paths) the run reached and missed");
+  sim->add_flag("--probes", flags.selftest.list_probes, "--selftest: list the probes the run reached and missed");
+}
+
+struct FuzzFlags {
+  sluice::sim::FuzzCommandOptions options;
+  std::string log_level = "off";
+};
+
+void add_fuzz(CLI::App& app, FuzzFlags& flags) {
+  CLI::App* fuzz = app.add_subcommand(
+      "fuzz", "Run many seeds of one or more scenarios (round robin) and report failures with their replay "
+              "commands, the speed, and the probes no seed reached. Exits 1 on any failure.");
+  fuzz->add_option("--scenario,-f", flags.options.scenarios, "Scenario file (repeatable)")->required();
+  fuzz->add_option("--seeds,-n", flags.options.seeds, "How many seeds")->capture_default_str();
+  fuzz->add_option("--first-seed", flags.options.first_seed, "The first seed")->capture_default_str();
+  fuzz->add_option("--time-budget", flags.options.time_budget_seconds,
+                   "Start no seed after this many wall-clock seconds (0: no budget)")
+      ->capture_default_str();
+  fuzz->add_option("--mutation,-m", flags.options.mutations, "Plant a known bug in every seed");
+  fuzz->add_flag("--prove-mutations", flags.options.prove_mutations,
+                 "For each mutation a scenario's [checks] catches names: the first of --seeds that catches it, and "
+                 "those seeds passing without it");
+  fuzz->add_flag("--expect-failure", flags.options.expect_failure,
+                 "Exit 0 only if some seed failed (a mutation must be caught)");
+  fuzz->add_option("--trace-dir", flags.options.trace_dir, "Where failing seeds' histories go")
+      ->capture_default_str();
+  fuzz->add_option("--log-level", flags.log_level, "trace, debug, info, warn, error or off")->capture_default_str();
 }
 
 struct LogOptions {
@@ -86,6 +133,21 @@ void keep_large_buffers_in_the_heap() {
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
 }
 
+int run_sim(SimFlags& flags) {
+  if (flags.list_mutations) return sluice::sim::list_mutations_command();
+  if (flags.selftest.selftest) {
+    flags.selftest.seed = flags.scenario.seed;  // --seed is shared by both modes
+    if (!resolve_level(flags.log_level == "off" ? "warn" : flags.log_level, flags.selftest.log_level)) return 2;
+    return sluice::run_echo_scenario_cli(flags.selftest);
+  }
+  if (flags.scenario.scenario.empty()) {
+    std::fprintf(stderr, "sluice sim: give --scenario FILE (see scenarios/), --selftest or --list-mutations\n");
+    return 2;
+  }
+  if (!resolve_level(flags.log_level, flags.scenario.log_level)) return 2;
+  return sluice::sim::run_sim_command(flags.scenario);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -93,11 +155,12 @@ int main(int argc, char** argv) {
   CLI::App app{"Sluice: a Kafka-compatible broker whose core also runs in a deterministic simulator."};
   app.require_subcommand(1);
   sluice::ServeFlags serve_flags;
-  sluice::EchoScenarioOptions sim_options;
   std::string serve_level = "info";
-  std::string sim_level = "warn";
   add_serve(app, serve_flags, serve_level);
-  add_sim(app, sim_options, sim_level);
+  SimFlags sim_flags;
+  add_sim(app, sim_flags);
+  FuzzFlags fuzz_flags;
+  add_fuzz(app, fuzz_flags);
   LogOptions log_options;
   add_log(app, log_options);
   CLI11_PARSE(app, argc, argv);
@@ -110,6 +173,9 @@ int main(int argc, char** argv) {
     if (log->got_subcommand("inspect")) return sluice::run_log_inspect(log_options.dir, log_options.json);
     return sluice::run_log_repair(log_options.dir);
   }
-  if (!resolve_level(sim_level, sim_options.log_level)) return 2;
-  return sluice::run_echo_scenario_cli(sim_options);
+  if (app.got_subcommand("fuzz")) {
+    if (!resolve_level(fuzz_flags.log_level, fuzz_flags.options.log_level)) return 2;
+    return sluice::sim::run_fuzz_command(fuzz_flags.options);
+  }
+  return run_sim(sim_flags);
 }

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# usage: ci/test-sim.sh SLUICE ROOT [SECONDS]
+#
+# The simulator's end-to-end checks on the release binary SLUICE (fast enough to run many seeds):
+#   1. determinism: every scenario in ROOT/scenarios runs seed 1 twice in one process (--check-determinism names
+#      the first event where the runs differ) and once more in another process, whose trace hash must match;
+#   2. mutations: `sluice fuzz --prove-mutations` over every scenario: each mutation a scenario's [checks] catches
+#      names is caught within 8 seeds, and those seeds pass without it;
+#   3. a short fuzz: every scenario round robin from seed 100 for SECONDS of wall time (default 150), which must
+#      find nothing.
+set -euo pipefail
+
+sluice="$1"
+root="$2"
+budget="${3:-150}"
+if [[ ! -x "${sluice}" ]]; then
+  echo "FAIL: ${sluice} is missing: build the release preset first (./x test does: cmake --build --preset release)"
+  exit 1
+fi
+scenarios=("${root}"/scenarios/*.toml)
+work="$(mktemp -d)"
+trap 'rm -rf "${work}"' EXIT
+status=0
+
+fail() {
+  echo "FAIL: $1"
+  status=1
+}
+
+for scenario in "${scenarios[@]}"; do
+  name="$(basename "${scenario}" .toml)"
+  if ! "${sluice}" sim --scenario "${scenario}" --seed 1 --check-determinism > "${work}/${name}.det" 2>&1; then
+    fail "${name}: two runs of seed 1 in one process differ (or failed):"
+    tail -n 20 "${work}/${name}.det"
+    continue
+  fi
+  in_process="$(grep -o 'trace hash [0-9a-f]*' "${work}/${name}.det" | head -n 1 | awk '{print $3}')"
+  "${sluice}" sim --scenario "${scenario}" --seed 1 --quiet > "${work}/${name}.run" 2>&1 || true
+  other_process="$(grep -o '^trace hash: [0-9a-f]*' "${work}/${name}.run" | awk '{print $3}')"
+  if [[ -z "${in_process}" || "${in_process}" != "${other_process}" ]]; then
+    fail "${name}: trace hash ${in_process:-none} in one process, ${other_process:-none} in another"
+  else
+    echo "ok: ${name} seed 1 is deterministic in one process and in two (trace hash ${in_process})"
+  fi
+done
+
+if "${sluice}" fuzz "${scenarios[@]/#/--scenario=}" --seeds 8 --prove-mutations > "${work}/mutations" 2>&1; then
+  cat "${work}/mutations"
+  echo "ok: every mutation is caught and the same seeds pass without it"
+else
+  cat "${work}/mutations"
+  fail "a mutation was not caught, or its seeds fail without it"
+fi
+
+if "${sluice}" fuzz "${scenarios[@]/#/--scenario=}" --seeds 100000 --first-seed 100 --time-budget "${budget}" \
+    --trace-dir "${work}" > "${work}/fuzz" 2>&1; then
+  grep -v '^  ' "${work}/fuzz" | head -n 5
+  echo "ok: the fuzz found nothing"
+else
+  cat "${work}/fuzz"
+  fail "the fuzz found a failing seed"
+fi
+exit "${status}"

@@ -1,0 +1,213 @@
+#include "sim/checkers/analysis.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/base/assert.h"
+
+namespace sluice::sim {
+namespace {
+
+int64_t ms_of(Instant t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+bool observes_records(const Operation& op) {
+  return op.completed && op.outcome == Outcome::kOk && (op.kind == OpKind::kFetch || op.kind == OpKind::kFinalRead);
+}
+
+}  // namespace
+
+std::string PartitionKey::to_string() const {
+  return incarnation == 0 ? fmt::format("{}-{}", topic, partition)
+                          : fmt::format("{}-{} (incarnation {})", topic, partition, incarnation);
+}
+
+void report_violation(CheckReport& report, const std::string& invariant, std::string evidence) {
+  size_t same = 0;
+  for (const Violation& v : report.violations) same += v.invariant == invariant ? 1 : 0;
+  if (same < kViolationsPerInvariantMax) {
+    report.fail(invariant, std::move(evidence));
+  } else {
+    report.count("violations not shown: " + invariant);
+  }
+}
+
+Analysis::Analysis(const CheckContext& ctx) : ctx_(ctx) {
+  index_world();
+  index_ops();
+}
+
+const TopicFacts* Analysis::topic(const std::string& name) const {
+  auto found = ctx_.topics.find(name);
+  return found == ctx_.topics.end() ? nullptr : &found->second;
+}
+
+void Analysis::index_world() {
+  std::optional<Instant> serving_since;
+  for (const WorldEvent& e : ctx_.history.events()) {
+    switch (e.kind) {
+      case WorldEvent::Kind::kPowerLoss: power_losses_.push_back(e.at); break;
+      case WorldEvent::Kind::kClockJump:
+        if (e.node == "n1") clock_jumps_.emplace_back(e.at, e.amount_ms);
+        break;
+      case WorldEvent::Kind::kServing:
+        if (e.node == "n1") serving_since = e.at;
+        break;
+      case WorldEvent::Kind::kDown:
+      case WorldEvent::Kind::kBootFailed:
+        if (e.node == "n1" && serving_since) {
+          serving_.emplace_back(*serving_since, e.at);
+          serving_since.reset();
+        }
+        break;
+      default: break;
+    }
+  }
+  if (serving_since) serving_.emplace_back(*serving_since, Instant::max());
+  for (const TimedEffect& e : ctx_.history.effects()) {
+    if (e.effect.kind == storage::LogEffect::Kind::kPartitionDeleted) {
+      deletions_[{e.effect.tp.topic, e.effect.tp.partition}].push_back(e.at);
+    }
+  }
+}
+
+void Analysis::observe(const PartitionKey& key, int64_t offset, const RecordView& r, Instant at, const Operation* op) {
+  observations_[key][offset].push_back(Observation{r.tombstone ? 0 : r.value_digest, r.key, at, op});
+}
+
+void Analysis::index_ops() {
+  for (const Operation& op : ctx_.history.ops()) {
+    if (op.outcome != Outcome::kFailed && op.kind == OpKind::kAlterConfig) alter_configs_.push_back(&op);
+    if (op.outcome != Outcome::kFailed && op.kind == OpKind::kDeleteRecords) delete_records_.push_back(&op);
+    if (op.kind == OpKind::kProduce) {
+      for (size_t i = 0; i < op.records.size(); ++i) {
+        writes_.push_back(Write{&op, i});
+        if (!op.records[i].tombstone) write_by_digest_[op.records[i].value_digest] = writes_.size() - 1;
+        const std::optional<PartitionKey> key = key_of(op);
+        if (key && op.completed && op.outcome == Outcome::kOk && op.records[i].offset >= 0) {
+          observe(*key, op.records[i].offset, op.records[i], op.completed_at, &op);
+        }
+      }
+      continue;
+    }
+    if (!observes_records(op)) continue;
+    const std::optional<PartitionKey> found_key = key_of(op);
+    if (!found_key) continue;
+    const PartitionKey& key = *found_key;
+    for (const RecordView& r : op.records) observe(key, r.offset, r, op.completed_at, &op);
+    if (op.kind == OpKind::kFinalRead) {
+      FinalRead& final_read = final_reads_[key];
+      final_read.op = &op;
+      final_read.log_start = op.log_start_offset;
+      final_read.high_watermark = op.high_watermark;
+      for (const RecordView& r : op.records) final_read.records[r.offset] = &r;
+    }
+  }
+}
+
+int Analysis::incarnation(const std::string& topic, int32_t partition, Instant t) const {
+  auto found = deletions_.find({topic, partition});
+  if (found == deletions_.end()) return 0;
+  return static_cast<int>(std::count_if(found->second.begin(), found->second.end(), [t](Instant d) { return d <= t; }));
+}
+
+std::optional<PartitionKey> Analysis::key_of(const Operation& op) const {
+  const int before = incarnation(op.tp.topic, op.tp.partition, op.invoked_at);
+  if (op.completed && incarnation(op.tp.topic, op.tp.partition, op.completed_at) != before) return std::nullopt;
+  return PartitionKey{op.tp.topic, op.tp.partition, before};
+}
+
+bool Analysis::deleted_after(const std::string& topic, int32_t partition, Instant t) const {
+  auto found = deletions_.find({topic, partition});
+  if (found == deletions_.end()) return false;
+  return std::any_of(found->second.begin(), found->second.end(), [t](Instant d) { return d > t; });
+}
+
+const Write* Analysis::write_of(uint64_t digest) const {
+  auto found = write_by_digest_.find(digest);
+  return found == write_by_digest_.end() ? nullptr : &writes_[found->second];
+}
+
+bool Analysis::power_loss_after(Instant t) const {
+  return std::any_of(power_losses_.begin(), power_losses_.end(), [t](Instant p) { return p >= t; });
+}
+
+bool Analysis::power_loss_between(Instant a, Instant b) const {
+  return std::any_of(power_losses_.begin(), power_losses_.end(), [a, b](Instant p) { return p >= a && p <= b; });
+}
+
+int64_t Analysis::wall_ms(Instant t) const {
+  int64_t wall = ctx_.wall_epoch_ms + ms_of(t);
+  for (const auto& [at, jump] : clock_jumps_) {
+    if (at <= t) wall += jump;
+  }
+  return wall;
+}
+
+int64_t Analysis::min_wall_ms(Instant a, Instant b) const {
+  // The clock moves forwards between jumps, so its extremes are at a, b and just before or after each jump.
+  int64_t least = std::min(wall_ms(a), wall_ms(b));
+  for (const auto& [at, jump] : clock_jumps_) {
+    if (at > a && at <= b) least = std::min(least, wall_ms(at));
+  }
+  return least;
+}
+
+int64_t Analysis::max_wall_ms(Instant a, Instant b) const {
+  int64_t greatest = std::max(wall_ms(a), wall_ms(b));
+  for (const auto& [at, jump] : clock_jumps_) {
+    if (at > a && at <= b) greatest = std::max(greatest, wall_ms(at) - jump);  // just before the jump
+  }
+  return greatest;
+}
+
+bool Analysis::serving_throughout(Instant a, Instant b) const {
+  return std::any_of(serving_.begin(), serving_.end(),
+                     [a, b](const std::pair<Instant, Instant>& s) { return s.first <= a && s.second >= b; });
+}
+
+bool Analysis::truncated_between(const std::string& topic, int32_t partition, int64_t offset, Instant a,
+                                 Instant b) const {
+  for (const TimedEffect& e : ctx_.history.effects()) {
+    const storage::LogEffect& effect = e.effect;
+    if (effect.kind != storage::LogEffect::Kind::kTruncatedOnRecovery) continue;
+    if (effect.tp.topic != topic || effect.tp.partition != partition) continue;
+    if (e.at >= a && e.at <= b && effect.from <= offset) return true;
+  }
+  return false;
+}
+
+int64_t Analysis::delete_records_cut_before(const PartitionKey& key, Instant t) const {
+  int64_t cut = -1;
+  for (const Operation* found : delete_records_) {
+    const Operation& op = *found;
+    if (op.invoked_at > t) break;
+    if (op.tp.topic != key.topic || op.tp.partition != key.partition) continue;
+    if (incarnation(op.tp.topic, op.tp.partition, op.invoked_at) != key.incarnation) continue;
+    cut = std::max({cut, op.offset, op.result_offset});
+  }
+  return cut;
+}
+
+std::pair<int64_t, int64_t> Analysis::config_range(const std::string& topic, const std::string& key, int64_t initial,
+                                                   Instant t) const {
+  if (initial < 0) initial = INT64_MAX;
+  int64_t least = initial;
+  int64_t greatest = initial;
+  for (const Operation* alter : alter_configs_) {
+    const Operation& op = *alter;
+    if (op.invoked_at > t) break;
+    if (op.tp.topic != topic) continue;
+    auto found = op.config.find(key);
+    if (found == op.config.end() || found->second.empty()) continue;
+    int64_t value = std::stoll(found->second);
+    if (value < 0) value = INT64_MAX;  // retention.ms / retention.bytes -1: unlimited
+    least = std::min(least, value);
+    greatest = std::max(greatest, value);
+  }
+  return {least, greatest};
+}
+
+}  // namespace sluice::sim

@@ -1,0 +1,126 @@
+// The index every checker reads: the history digested once into writes, observations, log starts, topic
+// incarnations and broker clocks. Nothing here judges; the checkers do.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/checkers/check.h"
+
+namespace sluice::sim {
+
+// A partition in one incarnation of its topic (a deleted and recreated topic starts a new one).
+struct PartitionKey {
+  std::string topic;
+  int32_t partition = 0;
+  int incarnation = 0;
+  auto operator<=>(const PartitionKey&) const = default;
+  std::string to_string() const;
+};
+
+// One record a produce operation wrote.
+struct Write {
+  const Operation* op = nullptr;
+  size_t index = 0;  // in op->records
+  const RecordView& record() const { return op->records[index]; }
+  bool acked() const { return op->completed && op->outcome == Outcome::kOk; }
+  int64_t offset() const { return record().offset; }  // -1 unless acknowledged with acks != 0
+};
+
+// A record some client saw at an offset: a fetch or final read returned it, or a produce was acknowledged with it.
+struct Observation {
+  uint64_t digest = 0;  // 0: tombstone (then key tells it apart)
+  std::optional<std::string> key;
+  Instant at{};
+  const Operation* op = nullptr;
+};
+
+struct FinalRead {
+  const Operation* op = nullptr;
+  std::map<int64_t, const RecordView*> records;  // by offset
+  int64_t log_start = -1;
+  int64_t high_watermark = -1;
+};
+
+class Analysis {
+ public:
+  explicit Analysis(const CheckContext& ctx);
+
+  const CheckContext& ctx() const { return ctx_; }
+  const TopicFacts* topic(const std::string& name) const;
+
+  // Which incarnation of the partition an operation at time `t` addressed (deletions the broker declared before).
+  int incarnation(const std::string& topic, int32_t partition, Instant t) const;
+  PartitionKey key_at(const TopicPartitionId& tp, Instant t) const {
+    return PartitionKey{tp.topic, tp.partition, incarnation(tp.topic, tp.partition, t)};
+  }
+  // The incarnation an operation addressed; nullopt when a declared deletion of its partition fell between its
+  // invocation and completion (it may have reached either incarnation: nothing is judged by it).
+  std::optional<PartitionKey> key_of(const Operation& op) const;
+  // Whether the partition was deleted (declared by the broker) after `t`.
+  bool deleted_after(const std::string& topic, int32_t partition, Instant t) const;
+
+  const std::vector<Write>& writes() const { return writes_; }
+  // The write that produced `digest` (values are unique), or null.
+  const Write* write_of(uint64_t digest) const;
+  // Every observation, by partition and offset.
+  const std::map<PartitionKey, std::map<int64_t, std::vector<Observation>>>& observations() const {
+    return observations_;
+  }
+  // The final read of each partition of the last incarnation (by partition key).
+  const std::map<PartitionKey, FinalRead>& final_reads() const { return final_reads_; }
+
+  // Power losses of broker nodes after `t`, or within [a, b] (any node: one-node runs have one broker).
+  bool power_loss_after(Instant t) const;
+  bool power_loss_between(Instant a, Instant b) const;
+  // The broker's wall clock (ms) at virtual time t, and its least and greatest value over [a, b]. One broker's:
+  // the first's (clusters come with replication, and each broker's clock with them).
+  int64_t wall_ms(Instant t) const;
+  int64_t min_wall_ms(Instant a, Instant b) const;
+  int64_t max_wall_ms(Instant a, Instant b) const;
+  // Whether some broker was serving without interruption through [a, b].
+  bool serving_throughout(Instant a, Instant b) const;
+  // Whether recovery declared a cut of `tp` covering `offset` between a and b.
+  bool truncated_between(const std::string& topic, int32_t partition, int64_t offset, Instant a, Instant b) const;
+  // The largest DeleteRecords cut of the partition invoked before `t` (-1 when none).
+  int64_t delete_records_cut_before(const PartitionKey& key, Instant t) const;
+  // Of a topic config key, the least and greatest values in effect at any time before `t` (alter-config ops).
+  // A negative value (retention.ms=-1: forever) counts as INT64_MAX.
+  std::pair<int64_t, int64_t> config_range(const std::string& topic, const std::string& key, int64_t initial,
+                                           Instant t) const;
+
+ private:
+  void index_ops();
+  void index_world();
+  void observe(const PartitionKey& key, int64_t offset, const RecordView& r, Instant at, const Operation* op);
+
+  const CheckContext& ctx_;
+  std::vector<Write> writes_;
+  std::map<uint64_t, size_t> write_by_digest_;
+  std::map<PartitionKey, std::map<int64_t, std::vector<Observation>>> observations_;
+  std::map<PartitionKey, FinalRead> final_reads_;
+  std::map<std::pair<std::string, int32_t>, std::vector<Instant>> deletions_;  // declared, by partition
+  std::vector<Instant> power_losses_;
+  std::vector<std::pair<Instant, int64_t>> clock_jumps_;  // (time, ms); one broker's
+  std::vector<std::pair<Instant, Instant>> serving_;      // intervals a broker was serving
+  std::vector<const Operation*> alter_configs_;           // not failed, in invocation order
+  std::vector<const Operation*> delete_records_;          // not failed, in invocation order
+};
+
+// Adds a violation unless `invariant` already has kViolationsPerInvariantMax (then it is only counted).
+void report_violation(CheckReport& report, const std::string& invariant, std::string evidence);
+
+// The checkers, one per file.
+void check_lost_writes(const Analysis& a, CheckReport& report);
+void check_duplicates(const Analysis& a, CheckReport& report);
+void check_offsets(const Analysis& a, CheckReport& report);
+void check_phantoms(const Analysis& a, CheckReport& report);
+void check_compaction(const Analysis& a, CheckReport& report);
+void check_tombstones(const Analysis& a, CheckReport& report);
+void check_retention(const Analysis& a, CheckReport& report);
+void check_committed_offsets(const Analysis& a, CheckReport& report);
+void check_tables(const Analysis& a, CheckReport& report);
+
+}  // namespace sluice::sim

@@ -1,0 +1,91 @@
+// Lost writes: every acknowledged write must be in the final read of its partition, unless something declared and
+// legitimate removed it: the topic was deleted, retention or DeleteRecords moved the log start past it (the
+// retention checker judges whether that was allowed), or it sits in a compacted topic (the compaction checker
+// judges those: only the latest value per key is promised). Under `replicated` durability a single node may lose
+// acknowledged writes to a power loss (they were in its page cache only): counted, per acks level. Under
+// `persisted` an acks=all write lost is a violation whatever happened; so is any acks=all write lost without a
+// power loss. acks=1 and acks=0 losses are figures, not failures (Kafka's own contract).
+#include <fmt/format.h>
+
+#include "sim/checkers/analysis.h"
+
+namespace sluice::sim {
+namespace {
+
+std::string acks_label(int16_t acks) { return acks == -1 ? "acks=all" : fmt::format("acks={}", acks); }
+
+}  // namespace
+
+void check_lost_writes(const Analysis& a, CheckReport& report) {
+  // Digests present in each final read, for the common case.
+  std::map<PartitionKey, std::set<uint64_t>> present;
+  for (const auto& [key, read] : a.final_reads()) {
+    for (const auto& [offset, record] : read.records) present[key].insert(record->value_digest);
+  }
+  for (const Write& w : a.writes()) {
+    const Operation& op = *w.op;
+    const RecordView& record = w.record();
+    if (!w.acked() || record.tombstone) continue;
+    const TopicFacts* facts = a.topic(op.tp.topic);
+    if (facts == nullptr || facts->compacted) continue;
+    if (a.deleted_after(op.tp.topic, op.tp.partition, op.invoked_at)) continue;
+    const std::optional<PartitionKey> write_key = a.key_of(op);
+    if (!write_key) continue;
+    const PartitionKey& key = *write_key;
+    auto read = a.final_reads().find(key);
+    if (read == a.final_reads().end()) continue;  // the partition was never read at the end (topic gone)
+    const std::string label = acks_label(op.acks);
+    if (present[key].count(record.value_digest) != 0) {
+      report.count(label + " acknowledged and present");
+      continue;
+    }
+    const int64_t offset = record.offset;
+    if (offset >= 0 && offset < read->second.log_start) {
+      report.count(label + " removed by retention or DeleteRecords");
+      continue;
+    }
+    if (offset < 0 && read->second.log_start > 0) {
+      report.count(label + " not found (no offset known, log start moved)");
+      continue;
+    }
+    const bool power_lost = a.power_loss_after(op.invoked_at);
+    if (power_lost && !facts->persisted) {
+      report.count(label + " lost to power loss (replicated)");
+      continue;
+    }
+    if (op.acks != -1) {
+      report.count(label + (power_lost ? " lost to power loss (persisted)" : " lost without power loss"));
+      continue;
+    }
+    report.count("acks=all lost (violations)");
+    report_violation(report, "lost-write",
+                     fmt::format("{} acknowledged value {:016x} at offset {} of {} ({}), missing from the final read "
+                                 "(log start {}, high watermark {}){}",
+                                 describe(op), record.value_digest, offset, key.to_string(),
+                                 facts->persisted ? "persisted" : "replicated", read->second.log_start,
+                                 read->second.high_watermark, power_lost ? "; a power loss followed" : ""));
+  }
+}
+
+// Duplicates: one value at two offsets. An idempotent producer promises exactly once per send; a plain producer's
+// retry after a lost answer may append twice (counted).
+void check_duplicates(const Analysis& a, CheckReport& report) {
+  for (const auto& [key, read] : a.final_reads()) {
+    std::map<uint64_t, int64_t> first_offset;
+    for (const auto& [offset, record] : read.records) {
+      if (record->tombstone) continue;
+      auto [it, inserted] = first_offset.emplace(record->value_digest, offset);
+      if (inserted) continue;
+      const Write* w = a.write_of(record->value_digest);
+      if (w != nullptr && !w->op->idempotent) {
+        report.count("duplicates from a non-idempotent producer's retries");
+        continue;
+      }
+      report_violation(report, "duplicate",
+                       fmt::format("value {:016x} at offsets {} and {} of {}{}", record->value_digest, it->second,
+                                   offset, key.to_string(), w ? "; written by " + describe(*w->op) : ""));
+    }
+  }
+}
+
+}  // namespace sluice::sim

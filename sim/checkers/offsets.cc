@@ -1,0 +1,125 @@
+// Offsets: one offset, one record (every client that saw an offset of a partition saw the same key and value there,
+// acknowledgements included), offsets strictly increasing within a read, an idempotent producer's batches in the
+// order it sent them, and no phantom records (everything read was written, by a write not reported failed, to that
+// topic). An offset may change its record only when records were legitimately lost in between: recovery declared a
+// cut covering it, or a power loss took un-synced records (the lost-write checker judges whether those losses were
+// allowed). A crash alone never allows it: the page cache survives a process.
+#include <fmt/format.h>
+
+#include "sim/checkers/analysis.h"
+
+namespace sluice::sim {
+namespace {
+
+bool same_record(const Observation& x, const Observation& y) { return x.digest == y.digest && x.key == y.key; }
+
+std::string what(const Observation& o) {
+  return o.digest == 0 ? fmt::format("tombstone of key {}", o.key.value_or("?")) : fmt::format("{:016x}", o.digest);
+}
+
+void check_one_record_per_offset(const Analysis& a, CheckReport& report) {
+  for (const auto& [key, offsets] : a.observations()) {
+    for (const auto& [offset, seen] : offsets) {
+      for (size_t i = 1; i < seen.size(); ++i) {
+        const Observation& first = seen.front();
+        const Observation& other = seen[i];
+        if (same_record(first, other)) continue;
+        const Instant from = std::min(first.at, other.at);
+        const Instant to = std::max(first.at, other.at);
+        if (a.truncated_between(key.topic, key.partition, offset, from, to)) {
+          report.count("offsets reused after a declared recovery cut");
+          continue;
+        }
+        if (a.power_loss_between(from, to)) {
+          report.count("offsets reused after a power loss took un-synced records");
+          continue;
+        }
+        report_violation(report, "one-offset-one-record",
+                         fmt::format("offset {} of {} held {} ({}) and {} ({})", offset, key.to_string(), what(first),
+                                     describe(*first.op), what(other), describe(*other.op)));
+        break;
+      }
+    }
+  }
+}
+
+void check_reads_increase(const Analysis& a, CheckReport& report) {
+  for (const Operation& op : a.ctx().history.ops()) {
+    if (!(op.kind == OpKind::kFetch || op.kind == OpKind::kFinalRead) || op.outcome != Outcome::kOk) continue;
+    int64_t last = -1;
+    for (const RecordView& r : op.records) {
+      if (r.offset <= last || r.offset < op.offset) {
+        report_violation(report, "offsets-monotonic",
+                         fmt::format("{} returned offset {} after {} (asked from {})", describe(op), r.offset, last,
+                                     op.offset));
+        break;
+      }
+      last = r.offset;
+    }
+    if (op.log_start_offset >= 0 && op.high_watermark >= 0 && op.log_start_offset > op.high_watermark) {
+      report_violation(report, "offsets-monotonic",
+                       fmt::format("{} reported log start {} above high watermark {}", describe(op),
+                                   op.log_start_offset, op.high_watermark));
+    }
+  }
+}
+
+// An idempotent producer's acknowledged batches to one partition carry increasing offsets in the order it sent
+// them (its sequence numbers keep them in order across retries).
+void check_idempotent_order(const Analysis& a, CheckReport& report) {
+  std::map<std::pair<std::string, PartitionKey>, std::pair<int64_t, const Operation*>> last;
+  for (const Operation& op : a.ctx().history.ops()) {
+    if (op.kind != OpKind::kProduce || !op.idempotent || op.outcome != Outcome::kOk || op.records.empty()) continue;
+    if (op.records.front().offset < 0) continue;
+    const std::optional<PartitionKey> key = a.key_of(op);
+    if (!key) continue;
+    const auto slot = std::make_pair(op.process, *key);
+    auto found = last.find(slot);
+    if (found != last.end() && op.records.front().offset <= found->second.first) {
+      const Instant earlier = found->second.second->completed_at;
+      if (!a.truncated_between(op.tp.topic, op.tp.partition, op.records.front().offset, earlier, op.completed_at) &&
+          !a.power_loss_between(earlier, op.completed_at)) {
+        report_violation(report, "offsets-monotonic",
+                         fmt::format("idempotent {} got offset {} after its earlier batch got {} ({})", describe(op),
+                                     op.records.front().offset, found->second.first,
+                                     describe(*found->second.second)));
+      }
+    }
+    last[slot] = {op.records.back().offset, &op};
+  }
+}
+
+}  // namespace
+
+void check_offsets(const Analysis& a, CheckReport& report) {
+  check_one_record_per_offset(a, report);
+  check_reads_increase(a, report);
+  check_idempotent_order(a, report);
+}
+
+void check_phantoms(const Analysis& a, CheckReport& report) {
+  for (const auto& [key, offsets] : a.observations()) {
+    for (const auto& [offset, seen] : offsets) {
+      for (const Observation& o : seen) {
+        if (o.op->kind == OpKind::kProduce || o.digest == 0) continue;
+        const Write* w = a.write_of(o.digest);
+        std::string why;
+        if (w == nullptr) {
+          why = "no client ever wrote it";
+        } else if (w->op->tp.topic != key.topic || w->op->tp.partition != key.partition) {
+          why = "it was written to " + w->op->tp.to_string();
+        } else if (w->record().key != o.key) {
+          why = fmt::format("it was written with key {}", w->record().key.value_or("(none)"));
+        } else if (w->op->completed && w->op->outcome == Outcome::kFailed) {
+          why = "its write was reported failed: " + describe(*w->op);
+        }
+        if (why.empty()) continue;
+        report_violation(report, "phantom",
+                         fmt::format("{} read {} at offset {} of {}, but {}", describe(*o.op), what(o), offset,
+                                     key.to_string(), why));
+      }
+    }
+  }
+}
+
+}  // namespace sluice::sim

@@ -1,0 +1,141 @@
+// Retention by time, both ways. (1) It never evicts unexpired data: whenever a client learned a log start L (a
+// fetch's answer, ListOffsets earliest, the final read), every acknowledged record below L must have been expired
+// by then (its batch's max timestamp older than the broker's clock minus retention.ms), unless DeleteRecords cut
+// there, retention.bytes applies, or the topic is compact-only. (2) It leaves no expired record readable past the
+// check interval: a read served while the broker had been up for a while must not return a record whose batch
+// expired more than log.retention.check.interval.ms (plus a second of slack) before, when everything before it had
+// expired too (eviction is a prefix). The broker's clock is the judge, jumps included: a forward jump may
+// legitimately evict what a calendar would keep.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sim/checkers/analysis.h"
+#include "sim/faults/fault.h"
+
+namespace sluice::sim {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr Duration kSlack = 1s;
+
+struct LogStartSeen {
+  int64_t log_start = -1;
+  Instant at{};
+  const Operation* op = nullptr;
+};
+
+std::vector<LogStartSeen> log_starts(const Analysis& a, const PartitionKey& key) {
+  std::vector<LogStartSeen> seen;
+  for (const Operation& op : a.ctx().history.ops()) {
+    if (op.tp.topic != key.topic || op.tp.partition != key.partition || !op.completed) continue;
+    if (a.key_of(op) != key) continue;
+    const bool fetch = (op.kind == OpKind::kFetch || op.kind == OpKind::kFinalRead) && op.log_start_offset >= 0;
+    const bool earliest = op.kind == OpKind::kListOffsets && op.outcome == Outcome::kOk &&
+                          op.offset == client::kEarliestTimestamp;
+    if (fetch || earliest) seen.push_back({earliest ? op.result_offset : op.log_start_offset, op.completed_at, &op});
+  }
+  return seen;
+}
+
+void check_never_evicts_unexpired(const Analysis& a, const TopicFacts& facts, CheckReport& report) {
+  for (int32_t p = 0; p < facts.partitions; ++p) {
+    std::map<int, std::vector<const Write*>> by_incarnation;
+    for (const Write& w : a.writes()) {
+      if (w.op->tp.topic == facts.name && w.op->tp.partition == p && w.acked() && w.offset() >= 0) {
+        if (const std::optional<PartitionKey> key = a.key_of(*w.op)) by_incarnation[key->incarnation].push_back(&w);
+      }
+    }
+    for (auto& [incarnation, writes] : by_incarnation) {
+      std::sort(writes.begin(), writes.end(), [](const Write* x, const Write* y) { return x->offset() < y->offset(); });
+      const PartitionKey key{facts.name, p, incarnation};
+      int64_t judged = -1;  // a log start already judged: later sightings of it only find the records older
+      for (const LogStartSeen& seen : log_starts(a, key)) {
+        if (seen.log_start <= judged) continue;
+        judged = seen.log_start;
+        const int64_t cut = a.delete_records_cut_before(key, seen.at);
+        const int64_t retention = a.config_range(facts.name, "retention.ms", facts.retention_ms, seen.at).first;
+        const int64_t now_ms = a.max_wall_ms(Instant{}, seen.at);
+        for (const Write* w : writes) {
+          if (w->offset() >= seen.log_start) break;
+          if (w->offset() < cut || w->op->completed_at > seen.at) continue;
+          if (a.truncated_between(facts.name, p, w->offset(), w->op->completed_at, seen.at)) continue;
+          const int64_t batch_max = w->record().batch_max_timestamp_ms;
+          if (retention != INT64_MAX && batch_max < now_ms - retention) continue;
+          report_violation(report, "retention-unexpired",
+                           fmt::format("{} saw log start {} of {}, past offset {} written at {} ms by {}; the broker's "
+                                       "clock was at most {} ms and retention.ms {}",
+                                       describe(*seen.op), seen.log_start, key.to_string(), w->offset(), batch_max,
+                                       describe(*w->op), now_ms, retention == INT64_MAX ? -1 : retention));
+          break;
+        }
+      }
+    }
+  }
+}
+
+// For each partition: offset -> the greatest batch max timestamp of the acknowledged writes at or below it.
+std::map<PartitionKey, std::map<int64_t, int64_t>> prefix_max_timestamps(const Analysis& a, const TopicFacts& facts) {
+  std::map<PartitionKey, std::map<int64_t, int64_t>> by_offset;
+  for (const Write& w : a.writes()) {
+    if (w.op->tp.topic != facts.name || !w.acked() || w.offset() < 0) continue;
+    const std::optional<PartitionKey> key = a.key_of(*w.op);
+    if (!key) continue;
+    int64_t& ts = by_offset[*key][w.offset()];
+    ts = std::max(ts, w.record().batch_max_timestamp_ms);
+  }
+  for (auto& [key, offsets] : by_offset) {
+    int64_t running = INT64_MIN;
+    for (auto& [offset, ts] : offsets) {
+      running = std::max(running, ts);
+      ts = running;
+    }
+  }
+  return by_offset;
+}
+
+void check_no_expired_readable(const Analysis& a, const TopicFacts& facts, CheckReport& report) {
+  const Duration interval = std::chrono::milliseconds(a.ctx().retention_check_interval_ms);
+  const auto prefix = prefix_max_timestamps(a, facts);
+  for (const Operation& op : a.ctx().history.ops()) {
+    if (op.kind != OpKind::kFetch || op.outcome != Outcome::kOk || op.tp.topic != facts.name) continue;
+    if (op.records.empty() || op.invoked_at.time_since_epoch() < 2 * interval + kSlack) continue;
+    const Instant due = op.invoked_at - interval - kSlack;
+    if (!a.serving_throughout(due - interval, op.completed_at)) continue;
+    const int64_t retention = a.config_range(facts.name, "retention.ms", facts.retention_ms, op.invoked_at).second;
+    if (retention == INT64_MAX) continue;
+    const int64_t expired_before = a.min_wall_ms(due, op.completed_at) - retention;
+    const RecordView& first = op.records.front();
+    if (first.batch_max_timestamp_ms < 0 || first.batch_max_timestamp_ms >= expired_before) continue;
+    // It must have been in the log for a whole check interval and more: a batch appended already expired by the
+    // broker's clock (after a forward jump) is readable until the next check.
+    const Write* written = first.tombstone ? nullptr : a.write_of(first.value_digest);
+    if (written == nullptr || !written->op->completed || written->op->completed_at > due) continue;
+    // Eviction is a prefix: every acknowledged record before it must have expired too.
+    const std::optional<PartitionKey> read_key = a.key_of(op);
+    if (!read_key) continue;
+    auto partition = prefix.find(*read_key);
+    if (partition != prefix.end()) {
+      auto before = partition->second.lower_bound(first.offset);
+      if (before != partition->second.begin() && std::prev(before)->second >= expired_before) continue;
+    }
+    report_violation(report, "retention-expired-readable",
+                     fmt::format("{} returned offset {} whose batch's max timestamp {} ms was past retention.ms {} "
+                                 "more than {} before (the broker's clock was {} ms at least)",
+                                 describe(op), first.offset, first.batch_max_timestamp_ms, retention,
+                                 format_duration(interval + kSlack), a.min_wall_ms(due, op.completed_at)));
+  }
+}
+
+}  // namespace
+
+void check_retention(const Analysis& a, CheckReport& report) {
+  for (const auto& [name, facts] : a.ctx().topics) {
+    if (!facts.deletes || facts.retention_bytes >= 0) continue;  // size retention is not judged by time
+    check_never_evicts_unexpired(a, facts, report);
+    check_no_expired_readable(a, facts, report);
+  }
+}
+
+}  // namespace sluice::sim

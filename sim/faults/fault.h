@@ -1,0 +1,74 @@
+// Faults as values: a time, a kind, a target and parameters. A schedule of them prints as TOML inline tables (the
+// scenario file's own syntax), so a schedule drawn from rates by a seed can be printed, stored in a scenario file
+// and replayed exactly, and a shrinker can remove faults one by one. The injector (injector.h) turns them into
+// world events.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/result.h"
+#include "core/env/clock.h"
+
+namespace sluice::sim {
+
+enum class FaultKind : uint8_t {
+  kCrash = 0,            // process death; restarts after `length` (the page cache survives)
+  kPowerLoss = 1,        // machine death: un-synced writes lost or torn; restarts after `length`
+  kRestart = 2,          // graceful stop (logs flushed, clean markers) and start again after `length`
+  kPartition = 3,        // both directions between `node` and `peer` (every client node when empty), for `length`
+  kPartitionOneWay = 4,  // bytes from `node` to `peer` are held, for `length`
+  kResetConnections = 5,  // every connection between `node` and `peer` (every node when empty) breaks at once
+  kLatencySpike = 6,     // every link gets up to `amount` ms extra latency, for `length`
+  kDiskFull = 7,         // `node`'s disk has no free space, for `length`
+  kDiskErrors = 8,       // the next `amount` operations of kind `op` under `path` fail with EIO
+  kClockJump = 9,        // `node`'s wall clock moves by `amount` ms (negative: backwards); never undone
+  kCorruptSegment = 10,  // `node` crashes; a closed segment's interior gets a flipped byte; restarts after `length`
+};
+inline constexpr size_t kFaultKinds = 11;
+
+std::string_view fault_kind_name(FaultKind kind);  // "crash", "power-loss", ...
+std::optional<FaultKind> parse_fault_kind(std::string_view name);
+
+struct Fault {
+  Duration at{};
+  FaultKind kind = FaultKind::kCrash;
+  std::string node;        // the broker node it strikes ("n1")
+  std::string peer;        // partitions and resets: the other side ("" = every client node)
+  Duration length{};       // how long until it is undone (down time, partition, full disk, spike)
+  int64_t amount = 0;      // clock jump ms, disk error count, latency ms
+  std::string op;          // disk errors: read | write | sync | metadata
+  std::string path;        // disk errors: path prefix ("" = any)
+
+  bool operator==(const Fault&) const = default;
+};
+
+// The TOML inline table of a fault: { at = "12.5s", kind = "crash", node = "n1", length = "2s" }.
+std::string to_toml(const Fault& fault);
+// One inline table per line, in the scenario file's `schedule = [ ... ]` form.
+std::string to_toml(const std::vector<Fault>& schedule);
+// Defaults of a fault's parameters when a scenario leaves them out: length by kind (1 s down, 5 s for network
+// faults and full disks, none for instant faults), amount by kind (200 ms of latency, 1 disk error, +1 h).
+Duration default_fault_length(FaultKind kind);
+int64_t default_fault_amount(FaultKind kind);
+// Whether the kind has a length (something to undo later).
+bool fault_has_length(FaultKind kind);
+
+// "1.5s", "250ms", "2m", "1h", or a bare number of seconds.
+Result<Duration> parse_duration(std::string_view text);
+std::string format_duration(Duration d);  // the shortest exact form: "1.5s", "250ms", "3us"
+
+// Random faults: per kind a rate (expected faults per simulated minute) and the range their lengths are drawn from.
+struct FaultRate {
+  FaultKind kind = FaultKind::kCrash;
+  double per_minute = 0;
+  Duration length_min = std::chrono::milliseconds(200);
+  Duration length_max = std::chrono::seconds(3);
+  int64_t amount_min = 0;  // clock jumps (ms), latency (ms), disk error counts
+  int64_t amount_max = 0;
+};
+
+}  // namespace sluice::sim

@@ -1,0 +1,280 @@
+#include "sim/faults/injector.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/base/assert.h"
+#include "sim/world/sim_disk.h"
+#include "sim/world/sim_network.h"
+
+namespace sluice::sim {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Room left on a "full" disk: a few sectors, so that metadata writes fail like data writes.
+constexpr uint64_t kFullDiskSlackBytes = 0;
+
+std::optional<DiskOp> disk_op(std::string_view name) {
+  if (name == "read") return DiskOp::kRead;
+  if (name == "write") return DiskOp::kWrite;
+  if (name == "sync") return DiskOp::kSync;
+  if (name == "metadata") return DiskOp::kMetadata;
+  return std::nullopt;
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+Injector::Injector(FaultTarget& target, History& history) : target_(target), history_(history) {}
+
+void Injector::record(WorldEvent::Kind kind, const std::string& node, std::string text, int64_t amount) {
+  history_.world(WorldEvent{kind, target_.cluster().world().now(), node, std::move(text), amount});
+}
+
+void Injector::after(Duration delay, std::function<void()> action) {
+  pending_.push_back(
+      target_.cluster().world().schedule_after(delay, kWorldNode, EventKind::kFault, std::move(action)));
+}
+
+void Injector::schedule(const std::vector<Fault>& schedule, Instant start) {
+  SimWorld& world = target_.cluster().world();
+  for (const Fault& fault : schedule) {
+    SLUICE_ASSERT_MSG(target_.broker_node(fault.node) != nullptr, "faults strike broker nodes");
+    pending_.push_back(world.schedule_at(start + fault.at, kWorldNode, EventKind::kFault, [this, fault] {
+      if (!healed_) apply(fault);
+    }));
+  }
+}
+
+void Injector::apply(const Fault& fault) {
+  SimNode* node = target_.broker_node(fault.node);
+  SLUICE_ASSERT(node != nullptr);
+  switch (fault.kind) {
+    case FaultKind::kCrash:
+    case FaultKind::kPowerLoss:
+    case FaultKind::kRestart:
+    case FaultKind::kCorruptSegment: apply_down(fault, *node); return;
+    case FaultKind::kPartition:
+    case FaultKind::kPartitionOneWay:
+    case FaultKind::kResetConnections:
+    case FaultKind::kLatencySpike: apply_network(fault, *node); return;
+    case FaultKind::kDiskFull:
+    case FaultKind::kDiskErrors: apply_disk(fault, *node); return;
+    case FaultKind::kClockJump:
+      node->clock().jump_wall(std::chrono::milliseconds(fault.amount));
+      ++applied_;
+      record(WorldEvent::Kind::kClockJump, node->name(), to_toml(fault), fault.amount);
+      return;
+  }
+  SLUICE_UNREACHABLE();
+}
+
+void Injector::apply_down(const Fault& fault, SimNode& node) {
+  NodeHolds& holds = holds_[node.name()];
+  if (holds.down > 0 || !node.up()) {
+    ++skipped_;
+    record(WorldEvent::Kind::kFault, node.name(), "skipped (node already down): " + to_toml(fault));
+    return;
+  }
+  ++applied_;
+  ++holds.down;
+  record(WorldEvent::Kind::kFault, node.name(), to_toml(fault));
+  switch (fault.kind) {
+    case FaultKind::kCrash: target_.take_down(node, false); break;
+    case FaultKind::kPowerLoss: target_.take_down(node, true); break;
+    case FaultKind::kRestart: target_.stop_gracefully(node); break;
+    case FaultKind::kCorruptSegment:
+      target_.take_down(node, false);
+      corrupt_closed_segment(node, fault);
+      break;
+    default: SLUICE_UNREACHABLE();
+  }
+  SimNode* n = &node;
+  after(fault.length, [this, n] { release_down(*n); });
+}
+
+void Injector::release_down(SimNode& node) {
+  NodeHolds& holds = holds_[node.name()];
+  SLUICE_ASSERT(holds.down > 0);
+  if (--holds.down > 0 || healed_) return;
+  record(WorldEvent::Kind::kFaultEnded, node.name(), "back up");
+  target_.bring_up(node);
+}
+
+// A latent sector error in sealed data: one byte flipped in the middle of the first closed segment found (one that
+// is not the last of its partition), synced, so that the next load finds damage below the recovery point.
+void Injector::corrupt_closed_segment(SimNode& node, const Fault& fault) {
+  FileSystem& fs = node.fs();
+  Result<std::vector<DirEntry>> partitions = fs.list("data");
+  if (!partitions.ok()) return;
+  for (const DirEntry& dir : *partitions) {
+    if (!dir.is_directory || (!fault.path.empty() && dir.name.rfind(fault.path, 0) != 0)) continue;
+    Result<std::vector<DirEntry>> files = fs.list("data/" + dir.name);
+    if (!files.ok()) continue;
+    std::vector<std::string> logs;
+    for (const DirEntry& f : *files) {
+      if (ends_with(f.name, ".log")) logs.push_back(f.name);
+    }
+    std::sort(logs.begin(), logs.end());
+    if (logs.size() < 2) continue;
+    const std::string path = "data/" + dir.name + "/" + logs.front();
+    Result<std::unique_ptr<File>> file = fs.open(path, OpenMode::kReadWrite);
+    if (!file.ok()) continue;
+    Result<uint64_t> size = (*file)->size();
+    if (!size.ok() || *size < 256) continue;
+    const uint64_t at = *size / 2;
+    uint8_t byte = 0;
+    if (!(*file)->pread(at, MutableByteView(&byte, 1)).ok()) continue;
+    byte ^= 0x5a;
+    if ((*file)->pwrite(at, ByteView(&byte, 1)).ok() && (*file)->sync().ok()) {
+      record(WorldEvent::Kind::kFault, node.name(), fmt::format("corrupted byte {} of {}", at, path));
+      (*file)->close().ignore();
+      return;
+    }
+  }
+  record(WorldEvent::Kind::kFault, node.name(), "corrupt-segment found no closed segment to damage");
+}
+
+std::vector<SimNode*> Injector::peers_of(const Fault& fault) {
+  if (!fault.peer.empty()) {
+    for (SimNode* n : target_.client_nodes()) {
+      if (n->name() == fault.peer) return {n};
+    }
+    if (SimNode* b = target_.broker_node(fault.peer)) return {b};
+    SLUICE_ASSERT_MSG(false, "a fault's peer is a node of the run");
+  }
+  std::vector<SimNode*> peers = target_.client_nodes();
+  if (fault.kind == FaultKind::kResetConnections) {
+    for (SimNode* b : target_.broker_nodes()) {
+      if (b->name() != fault.node) peers.push_back(b);
+    }
+  }
+  return peers;
+}
+
+void Injector::apply_network(const Fault& fault, SimNode& node) {
+  SimNetwork& net = target_.cluster().network();
+  ++applied_;
+  record(WorldEvent::Kind::kFault, node.name(), to_toml(fault));
+  if (fault.kind == FaultKind::kLatencySpike) {
+    net.latency_spike(std::chrono::milliseconds(fault.amount), fault.length);
+    return;
+  }
+  const std::vector<SimNode*> peers = peers_of(fault);
+  for (SimNode* peer : peers) {
+    if (fault.kind == FaultKind::kPartition) net.partition(node.id(), peer->id());
+    if (fault.kind == FaultKind::kPartitionOneWay) net.partition_one_way(node.id(), peer->id());
+    if (fault.kind == FaultKind::kResetConnections) net.reset_connections(node.id(), peer->id());
+  }
+  if (fault.kind == FaultKind::kResetConnections) return;
+  const NodeId a = node.id();
+  std::vector<NodeId> ids;
+  for (SimNode* peer : peers) ids.push_back(peer->id());
+  const std::string name = node.name();
+  // heal(a, b) heals both directions; overlapping partitions of one pair end with the first to end.
+  after(fault.length, [this, a, ids, name] {
+    for (NodeId b : ids) target_.cluster().network().heal(a, b);
+    record(WorldEvent::Kind::kFaultEnded, name, "partition healed");
+  });
+}
+
+void Injector::apply_disk(const Fault& fault, SimNode& node) {
+  SimDisk& disk = node.disk();
+  NodeHolds& holds = holds_[node.name()];
+  if (fault.kind == FaultKind::kDiskErrors) {
+    ++applied_;
+    record(WorldEvent::Kind::kFault, node.name(), to_toml(fault));
+    const std::optional<DiskOp> op = disk_op(fault.op);
+    SLUICE_ASSERT(op.has_value());
+    holds.io_errors = true;
+    disk.fail_next(*op, static_cast<uint32_t>(std::max<int64_t>(fault.amount, 1)), fault.path);
+    return;
+  }
+  if (holds.disk_full) {
+    ++skipped_;
+    record(WorldEvent::Kind::kFault, node.name(), "skipped (disk already full): " + to_toml(fault));
+    return;
+  }
+  ++applied_;
+  record(WorldEvent::Kind::kFault, node.name(), to_toml(fault));
+  holds.disk_full = true;
+  holds.capacity_before = disk.capacity_bytes();
+  disk.set_capacity_bytes(disk.used_bytes() + kFullDiskSlackBytes);
+  SimNode* n = &node;
+  after(fault.length, [this, n] {
+    NodeHolds& h = holds_[n->name()];
+    if (!h.disk_full) return;
+    n->disk().set_capacity_bytes(h.capacity_before);
+    h.disk_full = false;
+    record(WorldEvent::Kind::kFaultEnded, n->name(), "disk space returned");
+  });
+}
+
+void Injector::heal_all() {
+  SimWorld& world = target_.cluster().world();
+  for (EventId id : pending_) world.cancel(id);
+  pending_.clear();
+  healed_ = true;
+  SimNetwork& net = target_.cluster().network();
+  net.heal();
+  for (auto& [name, holds] : holds_) {
+    SimNode* node = target_.broker_node(name);
+    SLUICE_ASSERT(node != nullptr);
+    if (holds.disk_full) {
+      node->disk().set_capacity_bytes(holds.capacity_before);
+      holds.disk_full = false;
+    }
+    holds.down = 0;
+    if (holds.io_errors && node->up()) {
+      record(WorldEvent::Kind::kFaultEnded, name, "restarted by the operator after injected I/O errors");
+      target_.take_down(*node, false);
+    }
+    holds.io_errors = false;
+  }
+  for (SimNode* node : target_.broker_nodes()) {
+    node->disk().clear_faults();
+    if (!node->up()) target_.bring_up(*node);
+  }
+  record(WorldEvent::Kind::kHealed, "", "every fault healed; liveness phase");
+}
+
+std::vector<Fault> draw_schedule(const std::vector<FaultRate>& rates, const std::vector<std::string>& nodes,
+                                 Duration begin, Duration end, Random& rng) {
+  std::vector<Fault> schedule;
+  if (nodes.empty() || end <= begin) return schedule;
+  for (const FaultRate& rate : rates) {
+    if (rate.per_minute <= 0) continue;
+    const double mean_gap_s = 60.0 / rate.per_minute;
+    double t = to_seconds(begin);
+    for (;;) {
+      // Exponential gaps: a Poisson process of the given rate.
+      t += -std::log(1.0 - rng.next_double()) * mean_gap_s;
+      if (t >= to_seconds(end)) break;
+      Fault fault;
+      fault.at = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(t));
+      fault.at = std::chrono::duration_cast<std::chrono::milliseconds>(fault.at);  // printable exactly
+      fault.kind = rate.kind;
+      fault.node = nodes[rng.uniform(nodes.size())];
+      if (fault_has_length(rate.kind)) {
+        const int64_t lo = std::chrono::duration_cast<std::chrono::milliseconds>(rate.length_min).count();
+        const int64_t hi = std::chrono::duration_cast<std::chrono::milliseconds>(rate.length_max).count();
+        fault.length = std::chrono::milliseconds(rng.uniform_range(lo, std::max(lo, hi)));
+      }
+      fault.amount = rate.amount_max > rate.amount_min ? rng.uniform_range(rate.amount_min, rate.amount_max)
+                                                       : (rate.amount_min != 0 ? rate.amount_min
+                                                                               : default_fault_amount(rate.kind));
+      if (rate.kind == FaultKind::kDiskErrors) fault.op = "write";
+      schedule.push_back(std::move(fault));
+    }
+  }
+  std::stable_sort(schedule.begin(), schedule.end(), [](const Fault& a, const Fault& b) { return a.at < b.at; });
+  return schedule;
+}
+
+}  // namespace sluice::sim

@@ -1,0 +1,149 @@
+// History: everything the simulated clients did and saw, and everything the world did to the brokers, kept outside
+// the nodes so that it survives their crashes. Checkers (sim/checkers) read it after the run; `--trace` writes it
+// as JSON lines. Jepsen's history is the model: one entry per client operation with its invocation and completion
+// times and a three-valued outcome (ok, fail, unknown).
+//
+// Values are identified by a 64-bit digest: every value a workload writes is unique ("<process>#<n>" plus filler),
+// so a digest names one write wherever a reader finds it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/client/client.h"
+#include "core/env/clock.h"
+#include "core/storage/effects.h"
+
+namespace sluice::sim {
+
+using client::Outcome;
+using client::TopicPartitionId;
+
+uint64_t digest_of(ByteView bytes);
+
+enum class OpKind : uint8_t {
+  kProduce = 0,
+  kFetch = 1,        // one Fetch of one partition
+  kListOffsets = 2,  // earliest / latest / by time
+  kJoin = 3,         // a group member joined (or failed to)
+  kCommit = 4,       // OffsetCommit
+  kCommitted = 5,    // OffsetFetch
+  kCreateTopic = 6,
+  kDeleteTopic = 7,
+  kAlterConfig = 8,
+  kDeleteRecords = 9,
+  kFinalRead = 10,  // the runner's read of a whole partition after the liveness phase
+  kTable = 11,      // a table reader's rebuilt state after a cold start caught up
+};
+std::string_view op_kind_name(OpKind kind);
+
+// A record as written (produce) or as read (fetch).
+struct RecordView {
+  int64_t offset = -1;  // -1: unknown (a produce without an answer, or acks=0)
+  std::optional<std::string> key;
+  uint64_t value_digest = 0;  // 0 for a tombstone
+  bool tombstone = false;
+  int64_t timestamp_ms = -1;
+  int64_t batch_max_timestamp_ms = -1;
+};
+
+struct Operation {
+  uint64_t id = 0;
+  std::string process;  // the workload instance, e.g. "producer-1" or "group-g1/2"
+  OpKind kind = OpKind::kProduce;
+  Outcome outcome = Outcome::kUnknown;
+  Instant invoked_at{};
+  Instant completed_at{};
+  bool completed = false;
+  TopicPartitionId tp;     // where it applies (topic only for topic-wide admin operations)
+  int16_t error_code = 0;  // the broker's answer
+  std::string error;       // transport errors and other text
+
+  // kProduce
+  int16_t acks = -1;
+  bool idempotent = false;
+  int attempts = 0;
+  std::vector<RecordView> records;  // produce: what was written (offsets filled in when acknowledged); fetch: read
+
+  // kFetch / kListOffsets / kFinalRead / kDeleteRecords: the requested offset (or timestamp for kListOffsets) and
+  // what came back.
+  int64_t offset = -1;
+  int64_t result_offset = -1;  // list offsets: the answer; delete records: the new low watermark
+  int64_t high_watermark = -1;
+  int64_t log_start_offset = -1;
+
+  // kJoin / kCommit / kCommitted
+  std::string group;
+  std::string member;
+  int32_t generation = -1;
+  std::map<TopicPartitionId, int64_t> offsets;  // commit: what was committed; committed: what came back
+
+  // kAlterConfig / kCreateTopic
+  std::map<std::string, std::string> config;
+  // kTable: key -> value digest
+  std::map<std::string, uint64_t> table;
+};
+
+// What the world did to a broker node.
+struct WorldEvent {
+  enum class Kind : uint8_t {
+    kFault = 0,        // a fault began (text says which)
+    kFaultEnded = 1,   // a fault's effect was undone (partition healed, space returned, ...)
+    kBoot = 2,         // the broker node booted (or restarted)
+    kServing = 3,      // its broker opened the data directory and serves
+    kBootFailed = 4,   // Node::run failed; text is its message (a refused load names the file)
+    kDown = 5,         // crash or power loss took the node down
+    kPowerLoss = 6,    // the node lost power: un-synced data may be gone
+    kClockJump = 7,    // the node's wall clock moved by `amount_ms`
+    kHealed = 8,       // every fault healed: the liveness phase begins
+  };
+  Kind kind = Kind::kFault;
+  Instant at{};
+  std::string node;  // broker node name, or "" for the world
+  std::string text;
+  int64_t amount_ms = 0;
+};
+std::string_view world_event_name(WorldEvent::Kind kind);
+
+struct TimedEffect {
+  Instant at{};
+  std::string node;
+  storage::LogEffect effect;
+};
+
+class History {
+ public:
+  // Records an invocation; returns its id for complete().
+  uint64_t invoke(Operation op, Instant now);
+  Operation& op(uint64_t id) { return ops_.at(id); }
+  // Fills in the completion time; the caller has set outcome and results on op(id).
+  void complete(uint64_t id, Instant now);
+  void world(WorldEvent event) { events_.push_back(std::move(event)); }
+  void effect(TimedEffect effect) { effects_.push_back(std::move(effect)); }
+
+  const std::vector<Operation>& ops() const { return ops_; }
+  const std::vector<WorldEvent>& events() const { return events_; }
+  const std::vector<TimedEffect>& effects() const { return effects_; }
+
+  // A digest of everything recorded, in order (folded into the run's trace hash).
+  uint64_t digest() const;
+  // One JSON object per line: operations, world events and effects, each with a "type" field.
+  std::string to_json_lines() const;
+
+ private:
+  std::vector<Operation> ops_;
+  std::vector<WorldEvent> events_;
+  std::vector<TimedEffect> effects_;
+};
+
+// The JSON text of one operation / event / effect (a line of to_json_lines).
+std::string to_json(const Operation& op);
+std::string to_json(const WorldEvent& event);
+std::string to_json(const TimedEffect& effect);
+// A short human form for failure evidence: "op 17 producer-1 produce events-0 acks=all ok offset 41 [3 records]".
+std::string describe(const Operation& op);
+
+}  // namespace sluice::sim

@@ -1,0 +1,43 @@
+// `sluice sim` and `sluice fuzz`: the scenario runner behind the command line. Each prints its report and returns
+// the process exit code (0: every check passed; 1: a violation, with the replay command; 2: a usage error such as
+// a scenario file that does not parse).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/base/log.h"
+
+namespace sluice::sim {
+
+struct SimCommandOptions {
+  std::string scenario;                // a scenario file
+  uint64_t seed = 1;
+  std::vector<std::string> mutations;  // names (core/base/mutations.h)
+  std::string trace_path;              // write the history as JSON lines here ("" = don't)
+  bool check_determinism = false;      // run twice in this process and compare event by event
+  bool quiet = false;                  // the report only, no expanded configuration
+  LogLevel log_level = LogLevel::kOff;
+};
+int run_sim_command(const SimCommandOptions& options);
+
+struct FuzzCommandOptions {
+  std::vector<std::string> scenarios;  // files; round robin over them
+  uint64_t seeds = 100;
+  uint64_t first_seed = 1;
+  double time_budget_seconds = 0;      // stop starting seeds after this much wall time (0: no budget)
+  std::vector<std::string> mutations;
+  std::string trace_dir = ".";         // a failing seed's history goes to <dir>/<scenario>-<seed>.jsonl
+  bool expect_failure = false;         // exit 0 only if some seed failed (proving a mutation is caught)
+  // For each scenario and each mutation its [checks] catches names: run seeds with the mutation until one fails
+  // (at most `seeds`), then the same seeds without it, which must all pass.
+  bool prove_mutations = false;
+  LogLevel log_level = LogLevel::kOff;
+};
+int run_fuzz_command(const FuzzCommandOptions& options);
+
+// `sluice sim --list-mutations`.
+int list_mutations_command();
+
+}  // namespace sluice::sim

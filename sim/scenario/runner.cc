@@ -1,0 +1,32 @@
+#include "sim/scenario/runner.h"
+
+#include <fmt/format.h>
+
+#include "sim/scenario/simulation.h"
+
+namespace sluice::sim {
+
+std::string replay_command(const Scenario& scenario, uint64_t seed, const MutationSet& mutations) {
+  std::string command = fmt::format("sluice sim --scenario {} --seed {}", scenario.path.empty() ? scenario.name
+                                                                                                 : scenario.path,
+                                    seed);
+  if (!mutations.empty()) command += " --mutation " + mutations.to_string();
+  return command;
+}
+
+// The phases in order (simulation.h): setup, the workloads, the fault phase, the heal, convergence, the final read.
+RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
+  Simulation simulation(scenario, options);
+  if (simulation.setup().ok()) {
+    simulation.start_workloads();
+    simulation.schedule_drawn();
+    simulation.run_for(simulation.scenario().duration);
+    simulation.heal();
+    simulation.converge();
+    simulation.stop_workloads();
+    simulation.final_read();
+  }
+  return simulation.finish();
+}
+
+}  // namespace sluice::sim

@@ -1,0 +1,68 @@
+// A scenario: the topology, the broker's settings, the topics, the workloads, the faults (a schedule of values
+// and/or rates a seed draws a schedule from), the phases' lengths and the checks. Scenario files are TOML
+// (scenarios/*.toml; scenarios/README.md documents the format); the leading comment block of a file says which
+// invariant it exercises and becomes its summary. A seed expands a scenario into one exact configuration (the
+// drawn fault schedule included), which prints as a scenario file of its own: it replays the run without the seed's
+// draws, and a shrinker can cut it down.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/base/result.h"
+#include "sim/faults/fault.h"
+#include "sim/workload/workload.h"
+
+namespace sluice::sim {
+
+struct TopicSpec {
+  std::string name;
+  int32_t partitions = 1;
+  std::map<std::string, std::string> config;  // Kafka topic configs: retention.ms, cleanup.policy, durability, ...
+};
+
+struct Expectations {
+  // The run corrupts a closed segment: the damage must then be refused loudly, by a boot that will not load it (its
+  // message names the file and `sluice log repair`) or by reads answered KAFKA_STORAGE_ERROR instead of the bad
+  // bytes; liveness and the final read are skipped (the operator must repair first).
+  bool damage_refused = false;
+};
+
+struct Scenario {
+  std::string name;
+  std::string summary;  // the file's leading comment block
+  std::string path;     // where it was loaded from ("" for one built in code)
+  int brokers = 1;
+  Duration duration = std::chrono::seconds(30);  // the fault phase
+  Duration liveness = std::chrono::seconds(30);  // the bound on convergence after the heal
+  Duration warmup = std::chrono::seconds(2);     // no random fault before this
+  std::map<std::string, std::string> broker;     // Kafka-named broker settings (BrokerConfig::from_map)
+  std::vector<TopicSpec> topics;
+  std::vector<WorkloadSpec> workloads;
+  std::vector<Fault> schedule;
+  std::vector<FaultRate> rates;
+  std::set<std::string> checks;  // checker names to run (empty: all)
+  // Mutations this scenario must catch within a bounded number of seeds (`sluice fuzz --prove-mutations`).
+  std::vector<std::string> catches;
+  Expectations expect;
+};
+
+// Parses a scenario file's text. Errors name the file, the table and the field, and say what is accepted.
+Result<Scenario> parse_scenario(std::string_view text, const std::string& path);
+// Reads and parses a scenario file.
+Result<Scenario> load_scenario_file(const std::string& path);
+
+// The scenario as a file: every setting explicit, `schedule` as given (rates dropped when `schedule_only`).
+std::string to_toml(const Scenario& scenario, bool schedule_only = false);
+
+// The scenario a seed expands into: the fault schedule drawn from its rates (added to the fixed one, sorted by time),
+// rates then dropped. Draws only from a stream of `seed` reserved for it.
+Scenario expand(const Scenario& scenario, uint64_t seed);
+
+// The broker node names of the scenario ("n1" ...) and the client node of each workload ("c1" ...).
+std::vector<std::string> broker_names(const Scenario& scenario);
+
+}  // namespace sluice::sim

@@ -1,0 +1,206 @@
+// Scenario files: TOML in, Scenario out (and back, for the expanded configuration a seed prints).
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/base/assert.h"
+#include "sim/scenario/scenario.h"
+#include "sim/faults/injector.h"
+#include "sim/scenario/scenario_parts.h"
+#include "sim/scenario/toml_reader.h"
+
+namespace sluice::sim {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Random::fork stream of a seed's fault-schedule draws; fixed forever, or old seeds stop replaying.
+constexpr uint64_t kScheduleDrawStream = 77;
+
+// The leading comment block: the scenario's summary.
+std::string leading_comment(std::string_view text) {
+  std::string summary;
+  std::istringstream lines{std::string(text)};
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("#", 0) != 0) break;
+    std::string body = line.substr(1);
+    if (!body.empty() && body[0] == ' ') body = body.substr(1);
+    summary += (summary.empty() ? "" : "\n") + body;
+  }
+  return summary;
+}
+
+Status parse_topics(TomlReader& root, Scenario& s) {
+  SLUICE_ASSIGN_OR_RETURN(std::vector<const toml::table*> topics, root.tables("topics"));
+  for (size_t i = 0; i < topics.size(); ++i) {
+    TomlReader t(*topics[i], fmt::format("topics[{}]", i));
+    TopicSpec topic;
+    SLUICE_ASSIGN_OR_RETURN(topic.name, t.string("name"));
+    SLUICE_ASSIGN_OR_RETURN(int64_t partitions, t.integer("partitions", 1));
+    if (partitions < 1 || partitions > 1000) return invalid_argument(t.where() + ": partitions must be 1..1000");
+    topic.partitions = static_cast<int32_t>(partitions);
+    SLUICE_ASSIGN_OR_RETURN(topic.config, t.string_map("config"));
+    SLUICE_TRY(t.finish());
+    s.topics.push_back(std::move(topic));
+  }
+  return Status::ok_status();
+}
+
+Status parse_faults(TomlReader& root, Scenario& s) {
+  const toml::table* faults = root.table("faults");
+  if (faults == nullptr) return Status::ok_status();
+  TomlReader f(*faults, "faults");
+  SLUICE_ASSIGN_OR_RETURN(s.warmup, f.duration("warmup", 2s));
+  SLUICE_ASSIGN_OR_RETURN(std::vector<const toml::table*> schedule, f.tables("schedule"));
+  for (size_t i = 0; i < schedule.size(); ++i) {
+    TomlReader t(*schedule[i], fmt::format("faults.schedule[{}]", i));
+    SLUICE_ASSIGN_OR_RETURN(Fault fault, parse_fault(t));
+    s.schedule.push_back(std::move(fault));
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::vector<const toml::table*> rates, f.tables("rates"));
+  for (size_t i = 0; i < rates.size(); ++i) {
+    TomlReader t(*rates[i], fmt::format("faults.rates[{}]", i));
+    SLUICE_ASSIGN_OR_RETURN(FaultRate rate, parse_fault_rate(t));
+    s.rates.push_back(rate);
+  }
+  return f.finish();
+}
+
+Status parse_checks(TomlReader& root, Scenario& s) {
+  if (const toml::table* checks = root.table("checks")) {
+    TomlReader c(*checks, "checks");
+    SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> only, c.strings("only"));
+    s.checks.insert(only.begin(), only.end());
+    SLUICE_ASSIGN_OR_RETURN(s.catches, c.strings("catches"));
+    SLUICE_TRY(c.finish());
+  }
+  if (const toml::table* expect = root.table("expect")) {
+    TomlReader e(*expect, "expect");
+    SLUICE_ASSIGN_OR_RETURN(s.expect.damage_refused, e.boolean("damage_refused", false));
+    SLUICE_TRY(e.finish());
+  }
+  return Status::ok_status();
+}
+
+Status validate(const Scenario& s) {
+  std::set<std::string> topics;
+  for (const TopicSpec& t : s.topics) {
+    if (!topics.insert(t.name).second) return invalid_argument(fmt::format("topic '{}' is declared twice", t.name));
+  }
+  const std::vector<std::string> brokers = broker_names(s);
+  for (const Fault& f : s.schedule) {
+    if (std::find(brokers.begin(), brokers.end(), f.node) == brokers.end()) {
+      return invalid_argument(fmt::format("fault at {} strikes '{}', not a broker node (n1..n{})",
+                                          format_duration(f.at), f.node, s.brokers));
+    }
+  }
+  std::set<std::string> names;
+  for (const WorkloadSpec& w : s.workloads) {
+    if (!names.insert(w.name).second) return invalid_argument(fmt::format("workload name '{}' is used twice", w.name));
+    SLUICE_TRY(validate_workload(w, topics));
+  }
+  return Status::ok_status();
+}
+
+}  // namespace
+
+Result<Scenario> parse_scenario(std::string_view text, const std::string& path) {
+  toml::table root_table;
+  try {
+    root_table = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    return invalid_argument(fmt::format("{}:{}:{}: {}", path, e.source().begin.line, e.source().begin.column,
+                                        e.description()));
+  }
+  Scenario s;
+  s.path = path;
+  s.summary = leading_comment(text);
+  TomlReader root(root_table, path);
+  SLUICE_ASSIGN_OR_RETURN(s.name, root.string("name"));
+  SLUICE_ASSIGN_OR_RETURN(int64_t brokers, root.integer("brokers", 1));
+  if (brokers != 1) return invalid_argument(path + ": brokers: only 1 until the cluster exists (issue 22)");
+  s.brokers = static_cast<int>(brokers);
+  SLUICE_ASSIGN_OR_RETURN(s.duration, root.duration("duration", 30s));
+  SLUICE_ASSIGN_OR_RETURN(s.liveness, root.duration("liveness", 30s));
+  SLUICE_ASSIGN_OR_RETURN(s.broker, root.string_map("broker"));
+  SLUICE_TRY(parse_topics(root, s));
+  SLUICE_ASSIGN_OR_RETURN(std::vector<const toml::table*> workloads, root.tables("workloads"));
+  for (size_t i = 0; i < workloads.size(); ++i) {
+    TomlReader w(*workloads[i], fmt::format("workloads[{}]", i));
+    SLUICE_ASSIGN_OR_RETURN(WorkloadSpec spec, parse_workload(w, i));
+    s.workloads.push_back(std::move(spec));
+  }
+  SLUICE_TRY(parse_faults(root, s));
+  SLUICE_TRY(parse_checks(root, s));
+  SLUICE_TRY(root.finish());
+  if (Status valid = validate(s); !valid.ok()) return invalid_argument(path + ": " + valid.message());
+  return s;
+}
+
+Result<Scenario> load_scenario_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return not_found("cannot read scenario file " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_scenario(text.str(), path);
+}
+
+std::string to_toml(const Scenario& s, bool schedule_only) {
+  std::string text;
+  std::istringstream summary(s.summary);
+  for (std::string line; std::getline(summary, line);) text += line.empty() ? "#\n" : "# " + line + "\n";
+  text += fmt::format("name = \"{}\"\nbrokers = {}\nduration = \"{}\"\nliveness = \"{}\"\n\n", s.name, s.brokers,
+                      format_duration(s.duration), format_duration(s.liveness));
+  if (!s.broker.empty()) {
+    text += "[broker]\n";
+    for (const auto& [key, value] : s.broker) text += fmt::format("\"{}\" = \"{}\"\n", key, value);
+    text += "\n";
+  }
+  for (const TopicSpec& t : s.topics) {
+    text += fmt::format("[[topics]]\nname = \"{}\"\npartitions = {}\n", t.name, t.partitions);
+    std::string config;
+    for (const auto& [k, v] : t.config) config += fmt::format("{}\"{}\" = \"{}\"", config.empty() ? "" : ", ", k, v);
+    if (!config.empty()) text += "config = { " + config + " }\n";
+    text += "\n";
+  }
+  for (const WorkloadSpec& w : s.workloads) text += workload_to_toml(w) + "\n";
+  text += fmt::format("[faults]\nwarmup = \"{}\"\n", format_duration(s.warmup));
+  text += to_toml(s.schedule);
+  if (!schedule_only && !s.rates.empty()) {
+    text += "rates = [\n";
+    for (const FaultRate& r : s.rates) text += "  " + fault_rate_to_toml(r) + ",\n";
+    text += "]\n";
+  }
+  const auto list = [](const auto& names) {
+    std::string text;
+    for (const std::string& n : names) text += (text.empty() ? "\"" : ", \"") + n + "\"";
+    return "[" + text + "]";
+  };
+  if (!s.checks.empty() || !s.catches.empty()) text += "\n[checks]\n";
+  if (!s.checks.empty()) text += "only = " + list(s.checks) + "\n";
+  if (!s.catches.empty()) text += "catches = " + list(s.catches) + "\n";
+  if (s.expect.damage_refused) text += "\n[expect]\ndamage_refused = true\n";
+  return text;
+}
+
+std::vector<std::string> broker_names(const Scenario& scenario) {
+  std::vector<std::string> names;
+  for (int i = 1; i <= scenario.brokers; ++i) names.push_back(fmt::format("n{}", i));
+  return names;
+}
+
+Scenario expand(const Scenario& scenario, uint64_t seed) {
+  Scenario expanded = scenario;
+  Random rng = Random(seed).fork(kScheduleDrawStream);
+  std::vector<Fault> drawn =
+      draw_schedule(scenario.rates, broker_names(scenario), scenario.warmup, scenario.duration, rng);
+  expanded.schedule.insert(expanded.schedule.end(), drawn.begin(), drawn.end());
+  std::stable_sort(expanded.schedule.begin(), expanded.schedule.end(),
+                   [](const Fault& a, const Fault& b) { return a.at < b.at; });
+  expanded.rates.clear();
+  return expanded;
+}
+
+}  // namespace sluice::sim

@@ -1,0 +1,61 @@
+// The compaction and tombstone checkers on hand-built histories.
+#include <gtest/gtest.h>
+
+#include "tests/sim/checkers/history_builder.h"
+
+namespace sluice::sim::testing {
+namespace {
+
+std::map<std::string, TopicFacts> compacted(int64_t delete_retention_ms = 10000) {
+  TopicFacts f = topic_facts("c", true);
+  f.delete_retention_ms = delete_retention_ms;
+  return {{"c", f}};
+}
+
+TEST(Compaction, ASupersededValueMayGo) {
+  HistoryBuilder h;
+  h.produce("c", 0, 0, 11, 1s, "a");
+  h.produce("c", 0, 1, 12, 2s, "a");
+  h.read(OpKind::kFinalRead, "c", 0, 0, {{1, "a", 12}}, 10s);
+  EXPECT_TRUE(h.check(compacted(), "compaction").violations.empty());
+}
+
+TEST(Compaction, TheLatestValueOfAKeyMustStay) {
+  HistoryBuilder h;
+  h.produce("c", 0, 0, 11, 1s, "a");
+  h.produce("c", 0, 1, 12, 2s, "b");
+  h.read(OpKind::kFinalRead, "c", 0, 0, {{1, "b", 12}}, 10s);
+  EXPECT_TRUE(has_violation(h.check(compacted(), "compaction"), "compaction-keeps-latest"));
+}
+
+TEST(Tombstones, ATombstoneRemovedBeforeItsHorizonFails) {
+  HistoryBuilder h;
+  h.produce("c", 0, 0, 11, 1s, "a");
+  h.produce("c", 0, 1, 0, 2s, "a");  // tombstone
+  h.produce("c", 0, 2, 13, 3s, "b");
+  h.read(OpKind::kFetch, "c", 0, 0, {{2, "b", 13}}, 5s);  // 3 s after the tombstone, horizon 10 s
+  EXPECT_TRUE(has_violation(h.check(compacted(10000), "tombstones"), "tombstone-horizon"));
+}
+
+TEST(Tombstones, ATombstoneMayGoOnceItsHorizonPassed) {
+  HistoryBuilder h;
+  h.produce("c", 0, 0, 11, 1s, "a");
+  h.produce("c", 0, 1, 0, 2s, "a");
+  h.produce("c", 0, 2, 13, 3s, "b");
+  h.read(OpKind::kFetch, "c", 0, 0, {{2, "b", 13}}, 20s);
+  const CheckReport report = h.check(compacted(10000), "tombstones");
+  EXPECT_TRUE(report.violations.empty());
+  EXPECT_EQ(report.figures.at("tombstones removed after their horizon"), 1);
+}
+
+TEST(Tombstones, AForwardClockJumpMayBringTheHorizonEarlier) {
+  HistoryBuilder h;
+  h.produce("c", 0, 1, 0, 2s, "a");
+  h.produce("c", 0, 2, 13, 3s, "b");
+  h.world(WorldEvent::Kind::kClockJump, 4s, 60000);
+  h.read(OpKind::kFetch, "c", 0, 0, {{2, "b", 13}}, 5s);
+  EXPECT_TRUE(h.check(compacted(10000), "tombstones").violations.empty());
+}
+
+}  // namespace
+}  // namespace sluice::sim::testing

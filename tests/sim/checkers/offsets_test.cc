@@ -1,0 +1,72 @@
+// The offset checkers on hand-built histories: one offset one record, reads in increasing order, an idempotent
+// producer's batches in order, no phantom records.
+#include <gtest/gtest.h>
+
+#include "tests/sim/checkers/history_builder.h"
+
+namespace sluice::sim::testing {
+namespace {
+
+std::map<std::string, TopicFacts> one_topic() { return {{"t", topic_facts("t")}}; }
+
+TEST(Offsets, TwoRecordsAtOneOffsetFail) {
+  HistoryBuilder h;
+  h.produce("t", 0, 5, 11, 1s);
+  h.read(OpKind::kFetch, "t", 0, 5, {{5, std::nullopt, 22}}, 3s);
+  EXPECT_TRUE(has_violation(h.check(one_topic(), "offsets"), "one-offset-one-record"));
+}
+
+TEST(Offsets, ADeclaredRecoveryCutBetweenTheTwoExcusesTheReuse) {
+  HistoryBuilder h;
+  h.produce("t", 0, 5, 11, 1s);
+  h.effect(storage::LogEffect::Kind::kTruncatedOnRecovery, "t", 0, 4, 6, 2s);
+  h.read(OpKind::kFetch, "t", 0, 5, {{5, std::nullopt, 22}}, 3s);
+  const CheckReport report = h.check(one_topic(), "offsets");
+  EXPECT_TRUE(report.violations.empty());
+  EXPECT_EQ(report.figures.at("offsets reused after a declared recovery cut"), 1);
+}
+
+TEST(Offsets, ACutAboveTheOffsetExcusesNothing) {
+  HistoryBuilder h;
+  h.produce("t", 0, 5, 11, 1s);
+  h.effect(storage::LogEffect::Kind::kTruncatedOnRecovery, "t", 0, 6, 9, 2s);
+  h.read(OpKind::kFetch, "t", 0, 5, {{5, std::nullopt, 22}}, 3s);
+  EXPECT_TRUE(has_violation(h.check(one_topic(), "offsets"), "one-offset-one-record"));
+}
+
+TEST(Offsets, ReadsMustIncrease) {
+  HistoryBuilder h;
+  h.read(OpKind::kFetch, "t", 0, 0, {{1, std::nullopt, 11}, {1, std::nullopt, 12}}, 3s);
+  EXPECT_TRUE(has_violation(h.check(one_topic(), "offsets"), "offsets-monotonic"));
+}
+
+TEST(Offsets, AnIdempotentProducersBatchesKeepTheirOrder) {
+  HistoryBuilder h;
+  h.produce("t", 0, 7, 11, 1s);
+  h.produce("t", 0, 3, 12, 2s);
+  EXPECT_TRUE(has_violation(h.check(one_topic(), "offsets"), "offsets-monotonic"));
+}
+
+TEST(Phantoms, ARecordNoOneWroteIsAPhantom) {
+  HistoryBuilder h;
+  h.produce("t", 0, 0, 11, 1s);
+  h.read(OpKind::kFetch, "t", 0, 0, {{0, std::nullopt, 11}, {1, std::nullopt, 99}}, 3s);
+  EXPECT_TRUE(has_violation(h.check(one_topic(), "phantoms"), "phantom"));
+}
+
+TEST(Phantoms, AWriteReportedFailedMustNotBeReadable) {
+  HistoryBuilder h;
+  h.produce("t", 0, -1, 11, 1s, std::nullopt, -1, true, Outcome::kFailed);
+  h.read(OpKind::kFetch, "t", 0, 0, {{0, std::nullopt, 11}}, 3s);
+  EXPECT_TRUE(has_violation(h.check(one_topic(), "phantoms"), "phantom"));
+}
+
+TEST(Phantoms, AnUnknownOutcomeMayBeReadable) {
+  HistoryBuilder h;
+  h.produce("t", 0, -1, 11, 1s, std::nullopt, -1, true, Outcome::kUnknown);
+  h.read(OpKind::kFetch, "t", 0, 0, {{0, std::nullopt, 11}}, 3s);
+  EXPECT_TRUE(h.check(one_topic(), "phantoms").violations.empty());
+}
+
+}  // namespace
+}  // namespace sluice::sim::testing

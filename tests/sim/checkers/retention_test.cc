@@ -1,0 +1,65 @@
+// The retention checker on hand-built histories: eviction of unexpired records, and expired records still read.
+#include <gtest/gtest.h>
+
+#include "tests/sim/checkers/history_builder.h"
+
+namespace sluice::sim::testing {
+namespace {
+
+// Wall clock = virtual ms (epoch 0 in the builder's context); retention 10 s; check interval 1 s.
+std::map<std::string, TopicFacts> retained() {
+  TopicFacts f = topic_facts("r");
+  f.retention_ms = 10000;
+  return {{"r", f}};
+}
+
+TEST(Retention, EvictingAnUnexpiredRecordFails) {
+  HistoryBuilder h;
+  h.produce("r", 0, 0, 11, 1s, std::nullopt, -1, true, Outcome::kOk, 1000);
+  h.read(OpKind::kFetch, "r", 0, 1, {}, 5s, 1, 1);  // log start 1 at 5 s: the record is 4 s old
+  EXPECT_TRUE(has_violation(h.check(retained(), "retention"), "retention-unexpired"));
+}
+
+TEST(Retention, EvictingAnExpiredRecordPasses) {
+  HistoryBuilder h;
+  h.produce("r", 0, 0, 11, 1s, std::nullopt, -1, true, Outcome::kOk, 1000);
+  h.read(OpKind::kFetch, "r", 0, 1, {}, 12s, 1, 1);
+  EXPECT_TRUE(h.check(retained(), "retention").violations.empty());
+}
+
+TEST(Retention, AForwardClockJumpMakesEvictionLegitimate) {
+  HistoryBuilder h;
+  h.produce("r", 0, 0, 11, 1s, std::nullopt, -1, true, Outcome::kOk, 1000);
+  h.world(WorldEvent::Kind::kClockJump, 2s, 30000);
+  h.read(OpKind::kFetch, "r", 0, 1, {}, 5s, 1, 1);
+  EXPECT_TRUE(h.check(retained(), "retention").violations.empty());
+}
+
+TEST(Retention, AnExpiredRecordStillReadLongAfterFails) {
+  HistoryBuilder h;
+  h.world(WorldEvent::Kind::kServing, 0s);
+  h.produce("r", 0, 0, 11, 1s, std::nullopt, -1, true, Outcome::kOk, 1000);
+  h.read(OpKind::kFetch, "r", 0, 0, {{0, std::nullopt, 11}}, 20s, 0, 1, 1000);  // expired at 11 s
+  EXPECT_TRUE(has_violation(h.check(retained(), "retention"), "retention-expired-readable"));
+}
+
+TEST(Retention, AnExpiredRecordReadWithinTheCheckIntervalPasses) {
+  HistoryBuilder h;
+  h.world(WorldEvent::Kind::kServing, 0s);
+  h.produce("r", 0, 0, 11, 1s, std::nullopt, -1, true, Outcome::kOk, 1000);
+  h.read(OpKind::kFetch, "r", 0, 0, {{0, std::nullopt, 11}}, 12s, 0, 1, 1000);
+  EXPECT_TRUE(h.check(retained(), "retention").violations.empty());
+}
+
+TEST(Retention, ABrokerThatWasDownHasNotHadItsChance) {
+  HistoryBuilder h;
+  h.world(WorldEvent::Kind::kServing, 0s);
+  h.produce("r", 0, 0, 11, 1s, std::nullopt, -1, true, Outcome::kOk, 1000);
+  h.world(WorldEvent::Kind::kDown, 5s);
+  h.world(WorldEvent::Kind::kServing, 19s);
+  h.read(OpKind::kFetch, "r", 0, 0, {{0, std::nullopt, 11}}, 20s, 0, 1, 1000);
+  EXPECT_TRUE(h.check(retained(), "retention").violations.empty());
+}
+
+}  // namespace
+}  // namespace sluice::sim::testing
