@@ -23,6 +23,14 @@ constexpr std::array<MutationInfo, kMutationCount> kMutations = {{
      "the cleaner removes tombstones on their first pass, ignoring delete.retention.ms"},
     {Mutation::kCommitWrongPartition, "commit-wrong-partition",
      "OffsetCommit stores partition p's offset under partition p+1 of the same topic"},
+    {Mutation::kRaftCommitOldTermByCount, "raft-commit-old-term-by-count",
+     "a raft leader commits an entry of an earlier term as soon as a majority has it (Raft paper, figure 8)"},
+    {Mutation::kRaftVoteWithoutLogCheck, "raft-vote-without-log-check",
+     "raft nodes grant votes without checking that the candidate's log is at least as up to date"},
+    {Mutation::kRaftAckBeforeSync, "raft-ack-before-sync",
+     "a persisted raft follower acknowledges appended entries before syncing them"},
+    {Mutation::kRaftIgnoreCheckQuorum, "raft-ignore-check-quorum",
+     "a raft leader that has not heard from a majority for an election timeout keeps leading"},
 }};
 
 constexpr bool indexed_by_value() {

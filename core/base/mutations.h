@@ -24,8 +24,12 @@ enum class Mutation : uint8_t {
   kOffsetsReusedAfterRecovery = 4,  // a reopened log hands out offsets it already used (after any stop)
   kTombstoneBeforeHorizon = 5,    // the cleaner removes tombstones before their delete horizon
   kCommitWrongPartition = 6,      // OffsetCommit stores a partition's offset under another partition
+  kRaftCommitOldTermByCount = 7,  // a raft leader commits an entry of an earlier term once a majority has it
+  kRaftVoteWithoutLogCheck = 8,   // a raft node grants votes without the candidate's-log-is-up-to-date check
+  kRaftAckBeforeSync = 9,         // a `persisted` raft follower acknowledges entries before they are durable
+  kRaftIgnoreCheckQuorum = 10,    // a raft leader that no longer hears from a majority keeps leading
 };
-inline constexpr size_t kMutationCount = 7;
+inline constexpr size_t kMutationCount = 11;
 
 struct MutationInfo {
   Mutation mutation;

@@ -1,0 +1,318 @@
+// Log replication: appends with log matching and conflict-term backtracking, follower truncation, pipelined appends
+// under a window, heartbeats carrying the commit index, the commit rule, check-quorum and leadership transfer.
+#include <algorithm>
+
+#include "core/base/assert.h"
+#include "core/raft/raft.h"
+
+namespace sluice::raft {
+
+// ---- leader ----
+
+void Raft::tick_leader() {
+  SLUICE_ASSERT(role_ == Role::kLeader);
+  ++heartbeat_elapsed_;
+  ++election_elapsed_;
+  if (transfer_target_ != kNoNode && ++transfer_elapsed_ >= options_.election_ticks) {
+    SLUICE_PROBE("raft.transfer_timed_out");
+    transfer_target_ = kNoNode;  // the target did not take over in time: keep leading
+  }
+  if (election_elapsed_ >= options_.election_ticks) {
+    election_elapsed_ = 0;
+    if (options_.check_quorum && !quorum_active()) {
+      if (options_.mutations.has(Mutation::kRaftIgnoreCheckQuorum)) [[unlikely]] {
+        SLUICE_PROBE("mutation.raft-ignore-check-quorum");
+      } else {
+        SLUICE_PROBE("raft.check_quorum_step_down");
+        return become_follower(hard_.term, kNoNode);
+      }
+    }
+    for (auto& [peer, progress] : progress_) progress.recent_active = false;
+  }
+  if (heartbeat_elapsed_ >= options_.heartbeat_ticks) {
+    heartbeat_elapsed_ = 0;
+    broadcast_heartbeat();
+  }
+}
+
+bool Raft::quorum_active() const {
+  SLUICE_ASSERT(role_ == Role::kLeader);
+  return quorum_index(membership_, [this](NodeId id) -> Index {
+           if (id == options_.id) return 1;
+           auto it = progress_.find(id);
+           return it != progress_.end() && it->second.recent_active ? 1 : 0;
+         }) >= 1;
+}
+
+Index Raft::propose(std::string payload) {
+  if (role_ != Role::kLeader || transfer_target_ != kNoNode) return 0;
+  const Index index = log_.last_index() + 1;
+  const Entry entry{.term = hard_.term, .payload = std::move(payload)};
+  log_.append(index, std::span<const Entry>(&entry, 1));
+  SLUICE_ASSERT(log_.last_index() == index);
+  broadcast_append();
+  maybe_commit();
+  return index;
+}
+
+void Raft::broadcast_append() {
+  SLUICE_ASSERT(role_ == Role::kLeader);
+  for (auto& [peer, progress] : progress_) send_append(peer);
+}
+
+void Raft::broadcast_heartbeat() {
+  SLUICE_ASSERT(role_ == Role::kLeader);
+  for (auto& [peer, progress] : progress_) {
+    progress.acked_since_heartbeat = false;
+    // Never tell a follower to commit beyond what it is known to hold.
+    send(Message{.type = MessageType::kHeartbeat, .to = peer, .commit = std::min(commit_, progress.match)});
+  }
+}
+
+bool Raft::paused(const Progress& progress) const {
+  if (progress.state == ProgressState::kProbe) return progress.probe_sent;
+  return progress.inflight.size() >= options_.max_inflight_appends;
+}
+
+// Sends what `to` lacks from its `next`, if its flow control allows; in the probe state an empty append asks where
+// the logs meet.
+void Raft::send_append(NodeId to) {
+  Progress& progress = progress_.at(to);
+  SLUICE_ASSERT(progress.next >= 1);
+  SLUICE_ASSERT(progress.next > progress.match);
+  SLUICE_ASSERT(progress.next <= log_.last_index() + 1);
+  if (paused(progress)) return;
+  if (progress.state == ProgressState::kReplicate && progress.next > log_.last_index()) return;
+  Message m{.type = MessageType::kAppend, .to = to, .log_index = progress.next - 1, .commit = commit_};
+  m.log_term = log_.term_at(m.log_index);
+  if (progress.next <= log_.last_index()) m.entries = log_.read(progress.next, options_.max_entries_per_append);
+  const Index last_sent = m.log_index + m.entries.size();
+  if (progress.state == ProgressState::kReplicate) {
+    SLUICE_ASSERT(!m.entries.empty());
+    progress.inflight.push_back(last_sent);
+    progress.next = last_sent + 1;  // optimistic: the next append follows without waiting
+  } else {
+    progress.probe_sent = true;
+  }
+  send(std::move(m));
+}
+
+bool Raft::admit_incarnation(Progress& progress, uint64_t incarnation) {
+  if (incarnation < progress.incarnation) {
+    SLUICE_PROBE("raft.answer_from_earlier_incarnation");
+    return false;  // sent before the follower restarted: what it acknowledged may be gone
+  }
+  if (incarnation > progress.incarnation) {
+    if (progress.incarnation != 0) {
+      // The follower restarted and may have lost an unsynced suffix it acknowledged: start over from nothing.
+      SLUICE_PROBE("raft.follower_restarted");
+      progress = Progress{.match = 0, .next = log_.last_index() + 1};
+    }
+    progress.incarnation = incarnation;
+  }
+  return true;
+}
+
+void Raft::handle_append_response(const Message& m) {
+  if (role_ != Role::kLeader) return;
+  SLUICE_ASSERT(m.term == hard_.term);
+  auto it = progress_.find(m.from);
+  if (it == progress_.end()) return;
+  Progress& progress = it->second;
+  if (!admit_incarnation(progress, m.incarnation)) return;
+  progress.recent_active = true;
+  if (m.reject) return handle_rejection(progress, m);
+  SLUICE_ASSERT(m.log_index <= m.hint_index);
+  SLUICE_ASSERT(m.hint_index <= log_.last_index());
+  progress.acked_since_heartbeat = true;
+  progress.match = std::max(progress.match, m.log_index);
+  while (!progress.inflight.empty() && progress.inflight.front() <= m.hint_index) progress.inflight.pop_front();
+  if (progress.state == ProgressState::kProbe) {
+    // The probe found where the logs meet: pipeline from there.
+    progress.state = ProgressState::kReplicate;
+    progress.probe_sent = false;
+    progress.inflight.clear();
+  }
+  progress.next = std::max({progress.next, m.hint_index + 1, progress.match + 1});
+  SLUICE_ASSERT(progress.next <= log_.last_index() + 1);
+  maybe_commit();
+  maybe_send_timeout_now(m.from);
+  if (role_ == Role::kLeader) send_append(m.from);
+}
+
+void Raft::handle_rejection(Progress& progress, const Message& m) {
+  // A refusal of an append we no longer stand behind is stale (reordered or duplicated): ignore it.
+  if (progress.state == ProgressState::kReplicate && m.log_index <= progress.match) return;
+  if (progress.state == ProgressState::kProbe && m.log_index + 1 != progress.next) return;
+  SLUICE_PROBE("raft.append_rejected");
+  // The follower's log at hint_index has hint_term (and nothing above hint_index matches there). Skip every
+  // entry of ours whose term is above hint_term: they cannot match (etcd's findConflictByTerm, on both sides).
+  Index next = std::min(m.hint_index, log_.last_index());
+  while (next > progress.match && log_.term_at(next) > m.hint_term) --next;
+  progress.next = std::max(next + 1, progress.match + 1);
+  progress.state = ProgressState::kProbe;
+  progress.probe_sent = false;
+  progress.inflight.clear();
+  SLUICE_ASSERT(progress.next <= m.log_index + 1);
+  send_append(m.from);
+}
+
+void Raft::handle_heartbeat_response(const Message& m) {
+  if (role_ != Role::kLeader) return;
+  auto it = progress_.find(m.from);
+  if (it == progress_.end()) return;
+  Progress& progress = it->second;
+  if (!admit_incarnation(progress, m.incarnation)) return;
+  progress.recent_active = true;
+  SLUICE_ASSERT(m.log_index <= m.hint_index);
+  SLUICE_ASSERT(m.hint_index <= log_.last_index());
+  if (m.log_index > progress.match) {
+    progress.match = m.log_index;
+    progress.next = std::max(progress.next, progress.match + 1);
+    maybe_commit();
+    if (role_ != Role::kLeader) return;
+  }
+  if (progress.state == ProgressState::kProbe) {
+    progress.probe_sent = false;  // the last probe may have been lost: probe again
+  } else if (!progress.inflight.empty() && !progress.acked_since_heartbeat) {
+    // Appends in flight and not one answered for a whole heartbeat round: some were lost. Probe from the match.
+    SLUICE_PROBE("raft.appends_presumed_lost");
+    progress.state = ProgressState::kProbe;
+    progress.probe_sent = false;
+    progress.inflight.clear();
+    progress.next = progress.match + 1;
+  }
+  if (progress.match < log_.last_index()) send_append(m.from);
+}
+
+// What the leader may count for itself: its appended log, or only its durable part under `persisted`.
+Index Raft::self_countable_index() const {
+  return options_.commit_mode == CommitMode::kPersisted ? log_.durable_index() : log_.last_index();
+}
+
+void Raft::maybe_commit() {
+  SLUICE_ASSERT(role_ == Role::kLeader);
+  const Index quorum = quorum_index(membership_, [this](NodeId id) -> Index {
+    if (id == options_.id) return self_countable_index();
+    auto it = progress_.find(id);
+    return it != progress_.end() ? it->second.match : 0;
+  });
+  SLUICE_ASSERT(quorum <= log_.last_index());
+  if (quorum <= commit_) return;
+  // Only an entry of the leader's own term commits by counting replicas; earlier ones commit beneath it (§5.4.2).
+  if (log_.term_at(quorum) != hard_.term) {
+    if (!options_.mutations.has(Mutation::kRaftCommitOldTermByCount)) return;
+    SLUICE_PROBE("mutation.raft-commit-old-term-by-count");
+  }
+  commit_ = quorum;
+}
+
+void Raft::transfer_leadership(NodeId target) {
+  if (role_ != Role::kLeader || target == options_.id || !membership_.is_voter(target)) return;
+  SLUICE_ASSERT(progress_.count(target) == 1);
+  transfer_target_ = target;
+  transfer_elapsed_ = 0;
+  maybe_send_timeout_now(target);
+  if (role_ == Role::kLeader && transfer_target_ != kNoNode) send_append(target);
+}
+
+void Raft::maybe_send_timeout_now(NodeId to) {
+  if (to != transfer_target_) return;
+  SLUICE_ASSERT(role_ == Role::kLeader);
+  if (progress_.at(to).match != log_.last_index()) return;
+  SLUICE_PROBE("raft.transfer_timeout_now_sent");
+  send(Message{.type = MessageType::kTimeoutNow, .to = to});
+}
+
+// ---- follower ----
+
+void Raft::handle_append(const Message& m) {
+  SLUICE_ASSERT(m.term == hard_.term);
+  SLUICE_ASSERT(role_ != Role::kLeader);  // one leader per term: no other node can be sending appends in it
+  if (role_ != Role::kFollower || leader_ != m.from) become_follower(hard_.term, m.from);
+  election_elapsed_ = 0;
+  const Index prev = m.log_index;
+  if (prev <= log_.last_index() && log_.term_at(prev) == m.log_term) return append_from_leader(m);
+  // Committed entries are on every later leader, so a mismatch can only be above our commit index.
+  SLUICE_ASSERT(prev > commit_);
+  const Index hint = follower_conflict_hint(prev, m.log_term);
+  SLUICE_PROBE("raft.append_refused");
+  send(Message{.type = MessageType::kAppendResponse,
+               .to = m.from,
+               .log_index = prev,
+               .reject = true,
+               .hint_index = hint,
+               .hint_term = log_.term_at(hint)});
+}
+
+// The largest index at or below prev (and our last) whose term is at most the leader's term at prev: everything
+// above it differs from the leader's log.
+Index Raft::follower_conflict_hint(Index prev, Term prev_term) const {
+  Index hint = std::min(prev, log_.last_index());
+  while (hint > 0 && log_.term_at(hint) > prev_term) --hint;
+  // The leader holds every committed entry, so the logs agree at least up to our commit index.
+  SLUICE_ASSERT(hint >= commit_);
+  return hint;
+}
+
+void Raft::append_from_leader(const Message& m) {
+  Index index = m.log_index;
+  SLUICE_ASSERT(index <= log_.last_index());
+  for (size_t i = 0; i < m.entries.size(); ++i) {
+    ++index;
+    if (index <= log_.last_index()) {
+      if (log_.term_at(index) == m.entries[i].term) continue;
+      // The first entry that differs: everything from here on came from a deposed leader and never committed.
+      SLUICE_ASSERT(index > commit_);
+      SLUICE_PROBE("raft.follower_truncated");
+      log_.truncate_suffix(index);
+    }
+    SLUICE_ASSERT(index == log_.last_index() + 1);
+    log_.append(index, std::span<const Entry>(m.entries).subspan(i));
+    index = m.log_index + m.entries.size();
+    break;
+  }
+  SLUICE_ASSERT(index == m.log_index + m.entries.size());
+  leader_match_ = std::max(leader_match_, index);
+  commit_ = std::max(commit_, std::min(m.commit, leader_match_));
+  SLUICE_ASSERT(commit_ <= log_.last_index());
+  acknowledge_leader(false);
+}
+
+// How far the leader may count this node: the log known to match it, and only its durable part under `persisted`
+// (a power loss would take the rest).
+Index Raft::countable_match() const {
+  SLUICE_ASSERT(role_ == Role::kFollower);
+  if (options_.commit_mode != CommitMode::kPersisted) return leader_match_;
+  if (options_.mutations.has(Mutation::kRaftAckBeforeSync)) [[unlikely]] {
+    SLUICE_PROBE("mutation.raft-ack-before-sync");
+    return leader_match_;
+  }
+  return std::min(leader_match_, log_.durable_index());
+}
+
+// Answers every append (the leader's flow control waits for it), and again after a sync that covers more.
+void Raft::acknowledge_leader(bool only_if_more) {
+  SLUICE_ASSERT(role_ == Role::kFollower);
+  SLUICE_ASSERT(leader_ != kNoNode);
+  const Index countable = countable_match();
+  SLUICE_ASSERT(countable <= leader_match_);
+  if (only_if_more && countable <= acknowledged_) return;
+  acknowledged_ = std::max(acknowledged_, countable);
+  send(Message{.type = MessageType::kAppendResponse, .to = leader_, .log_index = countable,
+               .hint_index = leader_match_});
+}
+
+void Raft::handle_heartbeat(const Message& m) {
+  SLUICE_ASSERT(m.term == hard_.term);
+  SLUICE_ASSERT(role_ != Role::kLeader);
+  if (role_ != Role::kFollower || leader_ != m.from) become_follower(hard_.term, m.from);
+  election_elapsed_ = 0;
+  commit_ = std::max(commit_, std::min(m.commit, leader_match_));
+  SLUICE_ASSERT(commit_ <= log_.last_index());
+  // Carries the countable match too, so an acknowledgement lost after a sync is repaired within a heartbeat.
+  send(Message{.type = MessageType::kHeartbeatResponse, .to = m.from, .log_index = countable_match(),
+               .hint_index = leader_match_});
+}
+
+}  // namespace sluice::raft
