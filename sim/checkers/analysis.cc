@@ -82,11 +82,12 @@ void Analysis::index_ops() {
     if (op.outcome != Outcome::kFailed && op.kind == OpKind::kAlterConfig) alter_configs_.push_back(&op);
     if (op.outcome != Outcome::kFailed && op.kind == OpKind::kDeleteRecords) delete_records_.push_back(&op);
     if (op.kind == OpKind::kProduce) {
+      const std::optional<PartitionKey> key = key_of(op);
+      const bool acknowledged = key && op.completed && op.outcome == Outcome::kOk;
       for (size_t i = 0; i < op.records.size(); ++i) {
         writes_.push_back(Write{&op, i});
         if (!op.records[i].tombstone) write_by_digest_[op.records[i].value_digest] = writes_.size() - 1;
-        const std::optional<PartitionKey> key = key_of(op);
-        if (key && op.completed && op.outcome == Outcome::kOk && op.records[i].offset >= 0) {
+        if (acknowledged && op.records[i].offset >= 0) {
           observe(*key, op.records[i].offset, op.records[i], op.completed_at, &op);
         }
       }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <unordered_map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -98,7 +99,7 @@ class Analysis {
 
   const CheckContext& ctx_;
   std::vector<Write> writes_;
-  std::map<uint64_t, size_t> write_by_digest_;
+  std::unordered_map<uint64_t, size_t> write_by_digest_;  // looked up only, never walked in order
   std::map<PartitionKey, std::map<int64_t, std::vector<Observation>>> observations_;
   std::map<PartitionKey, FinalRead> final_reads_;
   std::map<std::pair<std::string, int32_t>, std::vector<Instant>> deletions_;  // declared, by partition

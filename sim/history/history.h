@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <deque>
 #include <vector>
 
 #include "core/client/client.h"
@@ -124,7 +125,9 @@ class History {
   void world(WorldEvent event) { events_.push_back(std::move(event)); }
   void effect(TimedEffect effect) { effects_.push_back(std::move(effect)); }
 
-  const std::vector<Operation>& ops() const { return ops_; }
+  // A deque: a run records hundreds of thousands of operations, and a vector's regrowth moved each of them several
+  // times into fresh pages (a sixth of a benchmark run's time); a deque places each once and keeps references stable.
+  const std::deque<Operation>& ops() const { return ops_; }
   const std::vector<WorldEvent>& events() const { return events_; }
   const std::vector<TimedEffect>& effects() const { return effects_; }
 
@@ -134,7 +137,7 @@ class History {
   std::string to_json_lines() const;
 
  private:
-  std::vector<Operation> ops_;
+  std::deque<Operation> ops_;
   std::vector<WorldEvent> events_;
   std::vector<TimedEffect> effects_;
 };
