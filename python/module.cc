@@ -70,7 +70,7 @@ Fault fault_from(const py::dict& d) {
   f.node = d.contains("node") ? d["node"].cast<std::string>() : "n1";
   f.peer = d.contains("peer") ? d["peer"].cast<std::string>() : "";
   f.amount = d.contains("amount") ? d["amount"].cast<int64_t>() : default_fault_amount(f.kind);
-  f.op = d.contains("op") ? d["op"].cast<std::string>() : (f.kind == FaultKind::kDiskErrors ? "write" : "");
+  f.op = d.contains("op") ? d["op"].cast<std::string>() : default_fault_op(f.kind);
   f.path = d.contains("path") ? d["path"].cast<std::string>() : "";
   for (const auto& item : d) {
     const std::string key = py::str(item.first);

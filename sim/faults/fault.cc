@@ -16,7 +16,8 @@ namespace {
 
 constexpr std::array<std::string_view, kFaultKinds> kNames = {
     "crash",     "power-loss", "restart", "partition",   "partition-one-way", "reset-connections",
-    "latency-spike", "disk-full", "disk-errors", "clock-jump", "corrupt-segment"};
+    "latency-spike", "disk-full", "disk-errors", "clock-jump", "corrupt-segment",
+    "crash-at-disk-op"};
 
 }  // namespace
 
@@ -25,7 +26,8 @@ Duration default_fault_length(FaultKind kind) {
     case FaultKind::kCrash:
     case FaultKind::kPowerLoss:
     case FaultKind::kRestart:
-    case FaultKind::kCorruptSegment: return 1s;
+    case FaultKind::kCorruptSegment:
+    case FaultKind::kCrashAtDiskOp: return 1s;
     case FaultKind::kPartition:
     case FaultKind::kPartitionOneWay:
     case FaultKind::kLatencySpike:
@@ -41,9 +43,16 @@ int64_t default_fault_amount(FaultKind kind) {
   switch (kind) {
     case FaultKind::kLatencySpike: return 200;        // ms
     case FaultKind::kDiskErrors: return 1;            // operations
+    case FaultKind::kCrashAtDiskOp: return 1;         // the next matching operation
     case FaultKind::kClockJump: return 3'600'000;     // an hour forwards
     default: return 0;
   }
+}
+
+std::string default_fault_op(FaultKind kind) {
+  if (kind == FaultKind::kDiskErrors) return "write";
+  if (kind == FaultKind::kCrashAtDiskOp) return "metadata";
+  return "";
 }
 
 bool fault_has_length(FaultKind kind) { return default_fault_length(kind) > 0s; }

@@ -27,8 +27,12 @@ enum class FaultKind : uint8_t {
   kDiskErrors = 8,       // the next `amount` operations of kind `op` under `path` fail with EIO
   kClockJump = 9,        // `node`'s wall clock moves by `amount` ms (negative: backwards); never undone
   kCorruptSegment = 10,  // `node` crashes; a closed segment's interior gets a flipped byte; restarts after `length`
+  // `node`'s process dies at its `amount`-th next disk operation of kind `op` (default metadata: creates, renames,
+  // deletes, directory syncs) under `path`, changing nothing from that operation on; restarts after `length`. It
+  // lands a crash between any two steps of a multi-step file protocol (a cleaner swap, a roll, a checkpoint).
+  kCrashAtDiskOp = 11,
 };
-inline constexpr size_t kFaultKinds = 11;
+inline constexpr size_t kFaultKinds = 12;
 
 std::string_view fault_kind_name(FaultKind kind);  // "crash", "power-loss", ...
 std::optional<FaultKind> parse_fault_kind(std::string_view name);
@@ -40,7 +44,7 @@ struct Fault {
   std::string peer;        // partitions and resets: the other side ("" = every client node)
   Duration length{};       // how long until it is undone (down time, partition, full disk, spike)
   int64_t amount = 0;      // clock jump ms, disk error count, latency ms
-  std::string op;          // disk errors: read | write | sync | metadata
+  std::string op;          // disk errors, crash-at-disk-op: read | write | sync | metadata
   std::string path;        // disk errors: path prefix ("" = any)
 
   bool operator==(const Fault&) const = default;
@@ -54,6 +58,9 @@ std::string to_toml(const std::vector<Fault>& schedule);
 // faults and full disks, none for instant faults), amount by kind (200 ms of latency, 1 disk error, +1 h).
 Duration default_fault_length(FaultKind kind);
 int64_t default_fault_amount(FaultKind kind);
+// The disk operation kind a fault counts when `op` is left out: write for disk-errors, metadata for
+// crash-at-disk-op, none for the rest.
+std::string default_fault_op(FaultKind kind);
 // Whether the kind has a length (something to undo later).
 bool fault_has_length(FaultKind kind);
 

@@ -66,6 +66,7 @@ void Injector::apply(const Fault& fault) {
     case FaultKind::kLatencySpike: apply_network(fault, *node); return;
     case FaultKind::kDiskFull:
     case FaultKind::kDiskErrors: apply_disk(fault, *node); return;
+    case FaultKind::kCrashAtDiskOp: arm_death(fault, *node); return;
     case FaultKind::kClockJump:
       node->clock().jump_wall(std::chrono::milliseconds(fault.amount));
       ++applied_;
@@ -95,6 +96,38 @@ void Injector::apply_down(const Fault& fault, SimNode& node) {
       break;
     default: SLUICE_UNREACHABLE();
   }
+  SimNode* n = &node;
+  after(fault.length, [this, n] { release_down(*n); });
+}
+
+void Injector::arm_death(const Fault& fault, SimNode& node) {
+  if (holds_[node.name()].down > 0 || !node.up()) {
+    ++skipped_;
+    record(WorldEvent::Kind::kFault, node.name(), "skipped (node already down): " + to_toml(fault));
+    return;
+  }
+  ++applied_;
+  record(WorldEvent::Kind::kFault, node.name(), "armed: " + to_toml(fault));
+  const std::optional<DiskOp> op = disk_op(fault.op);
+  SLUICE_ASSERT(op.has_value());
+  SimNode* n = &node;
+  // The dying disk refuses everything from the fatal operation on; the crash itself runs as the next event at
+  // this same instant, since the fiber that met the operation cannot be killed from inside its own call.
+  node.disk().die_at(*op, static_cast<uint32_t>(std::max<int64_t>(fault.amount, 1)), fault.path,
+                     [this, n, fault] { after(Duration::zero(), [this, n, fault] { die_now(fault, *n); }); });
+}
+
+void Injector::die_now(const Fault& fault, SimNode& node) {
+  NodeHolds& holds = holds_[node.name()];
+  if (holds.down > 0 || !node.up()) {  // another fault took it down first
+    node.disk().end_dying();
+    return;
+  }
+  ++holds.down;
+  record(WorldEvent::Kind::kFault, node.name(), "died at a disk operation: " + to_toml(fault));
+  target_.take_down(node, false);
+  SLUICE_ASSERT(!node.up());
+  node.disk().end_dying();
   SimNode* n = &node;
   after(fault.length, [this, n] { release_down(*n); });
 }
@@ -269,7 +302,7 @@ std::vector<Fault> draw_schedule(const std::vector<FaultRate>& rates, const std:
       fault.amount = rate.amount_max > rate.amount_min ? rng.uniform_range(rate.amount_min, rate.amount_max)
                                                        : (rate.amount_min != 0 ? rate.amount_min
                                                                                : default_fault_amount(rate.kind));
-      if (rate.kind == FaultKind::kDiskErrors) fault.op = "write";
+      fault.op = default_fault_op(rate.kind);
       schedule.push_back(std::move(fault));
     }
   }

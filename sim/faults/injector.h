@@ -66,6 +66,9 @@ class Injector {
   void apply_disk(const Fault& fault, SimNode& node);
   void corrupt_closed_segment(SimNode& node, const Fault& fault);
   void release_down(SimNode& node);
+  // crash-at-disk-op: arms the node's disk; die_now() takes the node down once the fatal operation came.
+  void arm_death(const Fault& fault, SimNode& node);
+  void die_now(const Fault& fault, SimNode& node);
   std::vector<SimNode*> peers_of(const Fault& fault);
   void record(WorldEvent::Kind kind, const std::string& node, std::string text, int64_t amount = 0);
   void after(Duration delay, std::function<void()> action);

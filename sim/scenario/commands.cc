@@ -1,4 +1,5 @@
 #include "sim/scenario/commands.h"
+#include "sim/scenario/coverage.h"
 
 #include <fmt/format.h>
 
@@ -225,6 +226,7 @@ int run_fuzz_command(const FuzzCommandOptions& options) {
   double simulated = 0;
   std::vector<std::string> failures;
   double last_progress = 0;
+  ProbeCoverage coverage;
   for (uint64_t i = 0; i < options.seeds; ++i) {
     if (options.time_budget_seconds > 0 && elapsed() >= options.time_budget_seconds) break;
     const Scenario& scenario = scenarios[i % scenarios.size()];
@@ -233,7 +235,9 @@ int run_fuzz_command(const FuzzCommandOptions& options) {
     run.mutations = *mutations;
     run.log_level = options.log_level;
     run.keep_history = true;
+    coverage.before_run();
     RunResult result = run_scenario(scenario, run);
+    coverage.after_run(scenario.name);
     ++ran;
     simulated += result.simulated_seconds;
     if (!result.passed()) {
@@ -257,8 +261,9 @@ int run_fuzz_command(const FuzzCommandOptions& options) {
               simulated / wall, failures.size());
   for (const std::string& f : failures) std::printf("  FAILED %s\n", f.c_str());
   print_probes_never_reached();
+  const bool covered = coverage.report(scenarios);
   if (options.expect_failure) return failures.empty() ? 1 : 0;
-  return failures.empty() ? 0 : 1;
+  return failures.empty() && covered ? 0 : 1;
 }
 
 }  // namespace sluice::sim

@@ -40,6 +40,10 @@ struct Scenario {
   Duration liveness = std::chrono::seconds(30);  // the bound on convergence after the heal
   Duration warmup = std::chrono::seconds(2);     // no random fault before this
   std::map<std::string, std::string> broker;     // Kafka-named broker settings (BrokerConfig::from_map)
+  // Whether a seed draws the knobs (sim/scenario/knobs.h) [broker] leaves unset: `[knobs] randomize`, default true.
+  // An expanded scenario has them drawn into `broker` (named in drawn_knobs) and this false.
+  bool randomize_knobs = true;
+  std::vector<std::string> drawn_knobs;
   std::vector<TopicSpec> topics;
   std::vector<WorkloadSpec> workloads;
   std::vector<Fault> schedule;
@@ -47,6 +51,9 @@ struct Scenario {
   std::set<std::string> checks;  // checker names to run (empty: all)
   // Mutations this scenario must catch within a bounded number of seeds (`sluice fuzz --prove-mutations`).
   std::vector<std::string> catches;
+  // "Sometimes" assertions (`[checks] sometimes = { "probe.name" = 0.2 }`): each SLUICE_PROBE named must be reached
+  // in at least that share of a fuzz run's seeds of this scenario, or `sluice fuzz` fails naming it.
+  std::map<std::string, double> sometimes;
   Expectations expect;
 };
 
@@ -58,8 +65,8 @@ Result<Scenario> load_scenario_file(const std::string& path);
 // The scenario as a file: every setting explicit, `schedule` as given (rates dropped when `schedule_only`).
 std::string to_toml(const Scenario& scenario, bool schedule_only = false);
 
-// The scenario a seed expands into: the fault schedule drawn from its rates (added to the fixed one, sorted by time),
-// rates then dropped. Draws only from a stream of `seed` reserved for it.
+// The scenario a seed expands into: the knobs drawn (when randomize_knobs) and the fault schedule drawn from its
+// rates (added to the fixed one, sorted by time), rates then dropped. Each draw has its own stream of `seed`.
 Scenario expand(const Scenario& scenario, uint64_t seed);
 
 // The broker node names of the scenario ("n1" ...) and the client node of each workload ("c1" ...).

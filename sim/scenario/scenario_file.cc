@@ -1,12 +1,15 @@
 // Scenario files: TOML in, Scenario out (and back, for the expanded configuration a seed prints).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "core/base/assert.h"
 #include "sim/scenario/scenario.h"
 #include "sim/faults/injector.h"
+#include "sim/scenario/knobs.h"
 #include "sim/scenario/scenario_parts.h"
 #include "sim/scenario/toml_reader.h"
 
@@ -17,6 +20,8 @@ using namespace std::chrono_literals;
 
 // Random::fork stream of a seed's fault-schedule draws; fixed forever, or old seeds stop replaying.
 constexpr uint64_t kScheduleDrawStream = 77;
+// ... and of its knob draws.
+constexpr uint64_t kKnobDrawStream = 78;
 
 // The leading comment block: the scenario's summary.
 std::string leading_comment(std::string_view text) {
@@ -74,7 +79,22 @@ Status parse_checks(TomlReader& root, Scenario& s) {
     SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> only, c.strings("only"));
     s.checks.insert(only.begin(), only.end());
     SLUICE_ASSIGN_OR_RETURN(s.catches, c.strings("catches"));
+    SLUICE_ASSIGN_OR_RETURN(auto sometimes, c.string_map("sometimes"));
+    for (const auto& [probe, share_text] : sometimes) {
+      char* end = nullptr;
+      const double share = std::strtod(share_text.c_str(), &end);
+      if (end == share_text.c_str() || *end != '\0' || !(share > 0 && share <= 1)) {
+        return invalid_argument(fmt::format("checks.sometimes: '{}' = {}: a share of seeds, in (0, 1]", probe,
+                                            share_text));
+      }
+      s.sometimes[probe] = share;
+    }
     SLUICE_TRY(c.finish());
+  }
+  if (const toml::table* knobs = root.table("knobs")) {
+    TomlReader k(*knobs, "knobs");
+    SLUICE_ASSIGN_OR_RETURN(s.randomize_knobs, k.boolean("randomize", true));
+    SLUICE_TRY(k.finish());
   }
   if (const toml::table* expect = root.table("expect")) {
     TomlReader e(*expect, "expect");
@@ -155,9 +175,13 @@ std::string to_toml(const Scenario& s, bool schedule_only) {
                       format_duration(s.duration), format_duration(s.liveness));
   if (!s.broker.empty()) {
     text += "[broker]\n";
-    for (const auto& [key, value] : s.broker) text += fmt::format("\"{}\" = \"{}\"\n", key, value);
+    for (const auto& [key, value] : s.broker) {
+      const bool drawn = std::find(s.drawn_knobs.begin(), s.drawn_knobs.end(), key) != s.drawn_knobs.end();
+      text += fmt::format("\"{}\" = \"{}\"{}\n", key, value, drawn ? "  # a knob the seed drew" : "");
+    }
     text += "\n";
   }
+  if (!s.randomize_knobs) text += "[knobs]\nrandomize = false\n\n";
   for (const TopicSpec& t : s.topics) {
     text += fmt::format("[[topics]]\nname = \"{}\"\npartitions = {}\n", t.name, t.partitions);
     std::string config;
@@ -178,9 +202,16 @@ std::string to_toml(const Scenario& s, bool schedule_only) {
     for (const std::string& n : names) text += (text.empty() ? "\"" : ", \"") + n + "\"";
     return "[" + text + "]";
   };
-  if (!s.checks.empty() || !s.catches.empty()) text += "\n[checks]\n";
+  if (!s.checks.empty() || !s.catches.empty() || !s.sometimes.empty()) text += "\n[checks]\n";
   if (!s.checks.empty()) text += "only = " + list(s.checks) + "\n";
   if (!s.catches.empty()) text += "catches = " + list(s.catches) + "\n";
+  if (!s.sometimes.empty()) {
+    std::string shares;
+    for (const auto& [probe, share] : s.sometimes) {
+      shares += fmt::format("{}\"{}\" = {}", shares.empty() ? "" : ", ", probe, share);
+    }
+    text += "sometimes = { " + shares + " }\n";
+  }
   if (s.expect.damage_refused) text += "\n[expect]\ndamage_refused = true\n";
   return text;
 }
@@ -193,6 +224,12 @@ std::vector<std::string> broker_names(const Scenario& scenario) {
 
 Scenario expand(const Scenario& scenario, uint64_t seed) {
   Scenario expanded = scenario;
+  if (scenario.randomize_knobs) {
+    Random knob_rng = Random(seed).fork(kKnobDrawStream);
+    std::vector<std::string> drawn = draw_knobs(expanded.broker, knob_rng);
+    expanded.drawn_knobs.insert(expanded.drawn_knobs.end(), drawn.begin(), drawn.end());
+    expanded.randomize_knobs = false;
+  }
   Random rng = Random(seed).fork(kScheduleDrawStream);
   std::vector<Fault> drawn =
       draw_schedule(scenario.rates, broker_names(scenario), scenario.warmup, scenario.duration, rng);

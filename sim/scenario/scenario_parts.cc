@@ -183,11 +183,14 @@ Result<Fault> parse_fault(TomlReader& t) {
   SLUICE_ASSIGN_OR_RETURN(fault.peer, t.string("peer", ""));
   SLUICE_ASSIGN_OR_RETURN(fault.length, t.duration("length", default_fault_length(fault.kind)));
   SLUICE_ASSIGN_OR_RETURN(fault.amount, t.integer("amount", default_fault_amount(fault.kind)));
-  SLUICE_ASSIGN_OR_RETURN(fault.op, t.string("op", fault.kind == FaultKind::kDiskErrors ? "write" : ""));
+  SLUICE_ASSIGN_OR_RETURN(fault.op, t.string("op", default_fault_op(fault.kind)));
   SLUICE_ASSIGN_OR_RETURN(fault.path, t.string("path", ""));
   SLUICE_TRY(t.finish());
+  if (fault.kind == FaultKind::kCrashAtDiskOp && fault.amount < 1) {
+    return invalid_argument(t.where() + ": amount (which matching operation the process dies at) must be at least 1");
+  }
   if (fault.length < 0s || fault.at < 0s) return invalid_argument(t.where() + ": at and length must not be negative");
-  if (fault.kind == FaultKind::kDiskErrors && fault.op != "read" && fault.op != "write" && fault.op != "sync" &&
+  if (!default_fault_op(fault.kind).empty() && fault.op != "read" && fault.op != "write" && fault.op != "sync" &&
       fault.op != "metadata") {
     return invalid_argument(t.where() + ": op must be read, write, sync or metadata");
   }

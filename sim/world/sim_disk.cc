@@ -170,6 +170,14 @@ Status SimDisk::reserve(uint64_t growth, std::string_view path) {
 }
 
 Status SimDisk::inject(DiskOp op, std::string_view path) {
+  if (die_rule_.has_value() && die_rule_->op == op && normalized(path).starts_with(die_rule_->path_prefix) &&
+      --die_rule_->remaining == 0) {
+    die_rule_.reset();
+    dying_ = true;
+    SLUICE_PROBE("sim_disk.process_died_at_op");
+    if (on_dying_) std::exchange(on_dying_, nullptr)();
+  }
+  if (dying_) return io_error(std::string(path) + ": the process is dying");
   if (!fail_rules_.empty()) {
     const std::string name = normalized(path);
     for (auto rule = fail_rules_.begin(); rule != fail_rules_.end(); ++rule) {
@@ -344,6 +352,7 @@ Result<bool> SimDisk::exists(std::string_view path) {
 Status SimDisk::sync_dir(std::string_view dir) {
   SLUICE_ASSIGN_OR_RETURN(InodeId id, locate_dir(dir));
   const Status injected = inject(DiskOp::kSync, dir);
+  if (dying_) return injected;
   const size_t queued = inode(id).dir.unsynced().size();
   if (!injected.ok()) {
     // A failed sync_dir promises nothing: any prefix of the operations may have been committed anyway.
@@ -407,6 +416,7 @@ Status SimDisk::truncate(InodeId id, std::string_view path, uint64_t size) {
 Status SimDisk::sync(InodeId id, std::string_view path) {
   SimInode& node = open_file(id);
   const Status injected = inject(DiskOp::kSync, path);
+  if (dying_) return injected;
   if (!injected.ok()) return fail_file_sync(node, injected);
   node.file.commit_all();
   SLUICE_ASSERT(node.file.unsynced().empty());
@@ -501,9 +511,22 @@ void SimDisk::fail_next(DiskOp op, uint32_t count, std::string path_prefix) {
   fail_rules_.push_back(FailRule{op, count, normalized_prefix(path_prefix)});
 }
 
+void SimDisk::die_at(DiskOp op, uint32_t count, std::string path_prefix, std::function<void()> dying) {
+  SLUICE_ASSERT_MSG(count > 0, "the first matching operation is count 1");
+  die_rule_ = FailRule{op, count, normalized_prefix(path_prefix)};
+  on_dying_ = std::move(dying);
+}
+
+void SimDisk::end_dying() {
+  die_rule_.reset();
+  on_dying_ = nullptr;
+  dying_ = false;
+}
+
 void SimDisk::clear_faults() {
   fail_rules_.clear();
   error_probability_.fill(0.0);
+  end_dying();
 }
 
 uint64_t SimDisk::free_bytes() const {

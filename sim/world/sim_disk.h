@@ -22,6 +22,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -115,6 +116,12 @@ class SimDisk {
   // The next `count` operations of kind `op` on a path starting with `path_prefix` (any path when empty)
   // fail.
   void fail_next(DiskOp op, uint32_t count, std::string path_prefix = {});
+  // The process dies at the `count`-th next operation of kind `op` on a path starting with `path_prefix`: that
+  // operation and every later one fail, changing nothing (no fsyncgate drop: the process, not the disk, is gone),
+  // and `dying` runs once so the caller can crash the node at this instant. clear_faults() (or end_dying()) ends it.
+  void die_at(DiskOp op, uint32_t count, std::string path_prefix, std::function<void()> dying);
+  void end_dying();
+  bool dying() const { return dying_; }
   void clear_faults();
 
   // --- Observation ---
@@ -178,6 +185,9 @@ class SimDisk {
   uint64_t handle_objects_ = 0;  // SimFile objects alive, dead or not
   std::array<double, kDiskOpKinds> error_probability_{};
   std::vector<FailRule> fail_rules_;
+  std::optional<FailRule> die_rule_;
+  std::function<void()> on_dying_;
+  bool dying_ = false;
   SimDiskStats stats_;
 };
 
