@@ -73,19 +73,27 @@ void Raft::become_follower(Term term, NodeId leader) {
 void Raft::become_pre_candidate() {
   SLUICE_ASSERT(role_ != Role::kLeader);
   SLUICE_ASSERT(membership_.is_voter(options_.id));
-  role_ = Role::kPreCandidate;
+  if (campaign(Role::kPreCandidate)) return become_candidate(false);
+  solicit_votes(MessageType::kPreVote, hard_.term + 1, false);
+}
+
+bool Raft::campaign(Role role) {
+  role_ = role;
   leader_ = kNoNode;
   leader_match_ = 0;
   votes_.clear();
   votes_[options_.id] = 1;
   reset_election_timer();
-  const VoteResult result = tally(membership_, [this](NodeId id) { return votes_.count(id) ? votes_[id] : 0; });
-  if (result == VoteResult::kWon) return become_candidate(false);
+  return tally(membership_, [this](NodeId id) { return votes_.count(id) ? votes_[id] : 0; }) == VoteResult::kWon;
+}
+
+void Raft::solicit_votes(MessageType type, uint64_t term, bool transfer) {
   for (NodeId peer : membership_.members()) {
     if (peer == options_.id || !membership_.is_voter(peer)) continue;
-    Message m{.type = MessageType::kPreVote, .to = peer, .term = hard_.term + 1};
+    Message m{.type = type, .to = peer, .term = term};
     m.log_index = log_.last_index();
     m.log_term = last_term();
+    m.transfer = transfer;
     send(std::move(m));
   }
 }
@@ -94,22 +102,8 @@ void Raft::become_candidate(bool transfer) {
   SLUICE_ASSERT(role_ != Role::kLeader);
   SLUICE_ASSERT(membership_.is_voter(options_.id));
   set_hard_state(hard_.term + 1, options_.id);
-  role_ = Role::kCandidate;
-  leader_ = kNoNode;
-  leader_match_ = 0;
-  votes_.clear();
-  votes_[options_.id] = 1;
-  reset_election_timer();
-  const VoteResult result = tally(membership_, [this](NodeId id) { return votes_.count(id) ? votes_[id] : 0; });
-  if (result == VoteResult::kWon) return become_leader();
-  for (NodeId peer : membership_.members()) {
-    if (peer == options_.id || !membership_.is_voter(peer)) continue;
-    Message m{.type = MessageType::kVote, .to = peer, .term = hard_.term};
-    m.log_index = log_.last_index();
-    m.log_term = last_term();
-    m.transfer = transfer;
-    send(std::move(m));
-  }
+  if (campaign(Role::kCandidate)) return become_leader();
+  solicit_votes(MessageType::kVote, hard_.term, transfer);
 }
 
 void Raft::become_leader() {

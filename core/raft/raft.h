@@ -101,6 +101,10 @@ class Raft {
   void become_follower(Term term, NodeId leader);
   void become_pre_candidate();
   void become_candidate(bool transfer);
+  // Both kinds of campaign: take `role`, forget the leader, vote for itself; true when that vote alone wins.
+  bool campaign(Role role);
+  // A (pre-)vote request for `term` to every other voter, with this node's last log position.
+  void solicit_votes(MessageType type, Term term, bool transfer);
   void become_leader();
   void set_hard_state(Term term, NodeId voted_for);
   void send(Message message);
