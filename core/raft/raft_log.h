@@ -26,7 +26,8 @@ class RaftLog {
   // Removes every entry at or above `from`; the durable index drops below `from` until the next sync.
   // REQUIRES 1 <= from <= last_index().
   virtual void truncate_suffix(Index from) = 0;
-  // Up to max_count entries from `from`. REQUIRES 1 <= from <= last_index(), max_count > 0.
+  // Up to max_count entries from `from`. REQUIRES 1 <= from <= last_index(), max_count > 0. None only when a log on
+  // disk has failed (FileRaftLog: it reports the error itself, and the caller sends nothing).
   virtual std::vector<Entry> read(Index from, size_t max_count) const = 0;
 };
 

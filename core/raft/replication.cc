@@ -85,7 +85,10 @@ void Raft::send_append(NodeId to) {
   if (progress.state == ProgressState::kReplicate && progress.next > log_.last_index()) return;
   Message m{.type = MessageType::kAppend, .to = to, .log_index = progress.next - 1, .commit = commit_};
   m.log_term = log_.term_at(m.log_index);
-  if (progress.next <= log_.last_index()) m.entries = log_.read(progress.next, options_.max_entries_per_append);
+  if (progress.next <= log_.last_index()) {
+    m.entries = log_.read(progress.next, options_.max_entries_per_append);
+    if (m.entries.empty()) return;  // the log failed (a disk error); its driver stops the group
+  }
   const Index last_sent = m.log_index + m.entries.size();
   if (progress.state == ProgressState::kReplicate) {
     SLUICE_ASSERT(!m.entries.empty());
