@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/raft/file_raft_log.h"
+#include "core/raft/raft.h"
 #include "core/raft/raft_log.h"
 #include "tests/core/raft/raft_log_test_util.h"
 
@@ -253,6 +254,44 @@ TEST(FileRaftLog, AnUnreadableFileFailsOpen) {
   w.disk.fail_next(DiskOp::kSync, 1);
   EXPECT_FALSE(FileRaftLog::open(w.fs, kLogPath).ok());
   EXPECT_EQ(w.reopen().last_index(), 1u);
+}
+
+// A leader of {1, 2} on a FileRaftLog, with 2 caught up and in the replicate state.
+void make_leader(Raft& raft, FileRaftLog& log) {
+  auto settle = [&] {
+    Ready ready = raft.take_ready();
+    if (ready.hard_state) raft.on_hard_state_persisted(ready.hard_state_version);
+    if (ready.sync_log_through != 0) {
+      ASSERT_TRUE(log.sync().ok());
+      raft.on_log_synced();
+    }
+  };
+  settle();
+  raft.campaign();
+  settle();
+  raft.step(Message{.type = MessageType::kPreVoteResponse, .from = 2, .to = 1, .term = 1});
+  settle();
+  raft.step(Message{.type = MessageType::kVoteResponse, .from = 2, .to = 1, .term = 1});
+  settle();
+  ASSERT_EQ(raft.role(), Role::kLeader);
+  raft.step(Message{.type = MessageType::kAppendResponse, .from = 2, .to = 1, .term = 1, .log_index = 1,
+                    .hint_index = 1});
+  settle();
+}
+
+TEST(FileRaftLog, ALeaderWhoseLogFailsToReadSendsNothing) {
+  DiskWorld w;
+  FileRaftLog& log = w.reopen();
+  Random random(5);
+  Options options;
+  options.id = 1;
+  Raft raft(options, Membership{.voters = {1, 2}}, log, HardState{}, random);
+  make_leader(raft, log);
+  ASSERT_FALSE(::testing::Test::HasFatalFailure());
+  w.disk.fail_next(DiskOp::kRead, 1);
+  EXPECT_NE(raft.propose("x"), 0u);
+  EXPECT_TRUE(log.failed());
+  for (const Message& m : raft.take_ready().messages) EXPECT_NE(m.type, MessageType::kAppend) << to_string(m);
 }
 
 }  // namespace
