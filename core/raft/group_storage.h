@@ -20,6 +20,8 @@ class GroupStorage {
   virtual Status store_hard_state(const HardState& state) = 0;
   // Returns once every entry of the log survives a power loss: log().durable_index() == log().last_index().
   virtual Status sync_log() = 0;
+  // Ok, or the disk error that stopped this storage (a failed append poisons a file log without a caller to tell).
+  virtual Status status() const { return Status(); }
 };
 
 // In memory, with MemoryRaftLog's durable image: power_loss() forgets what was not synced. Outlives a "process".

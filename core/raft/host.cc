@@ -290,6 +290,10 @@ bool RaftHost::round() {
     group->dirty = false;
     if (!group->online) continue;
     Ready ready = group->raft->take_ready();
+    if (Status failed = group->storage->status(); !failed.ok()) {
+      take_offline(*group, failed);  // nothing of this Ready leaves: it may rest on writes that never happened
+      continue;
+    }
     for (Message& message : ready.messages) {
       SLUICE_ASSERT(message.from == self_);
       SLUICE_ASSERT(message.to != self_ && message.to != kNoNode);

@@ -19,7 +19,7 @@ enum class FaultKind : uint8_t {
   kCrash = 0,            // process death; restarts after `length` (the page cache survives)
   kPowerLoss = 1,        // machine death: un-synced writes lost or torn; restarts after `length`
   kRestart = 2,          // graceful stop (logs flushed, clean markers) and start again after `length`
-  kPartition = 3,        // both directions between `node` and `peer` (every client node when empty), for `length`
+  kPartition = 3,        // both directions between `node` and `peer` (every other node when empty), for `length`
   kPartitionOneWay = 4,  // bytes from `node` to `peer` are held, for `length`
   kResetConnections = 5,  // every connection between `node` and `peer` (every node when empty) breaks at once
   kLatencySpike = 6,     // every link gets up to `amount` ms extra latency, for `length`

@@ -182,11 +182,10 @@ std::vector<SimNode*> Injector::peers_of(const Fault& fault) {
     if (SimNode* b = target_.broker_node(fault.peer)) return {b};
     SLUICE_ASSERT_MSG(false, "a fault's peer is a node of the run");
   }
+  // No peer: every other node of the run, clients and brokers (a single-broker run has only clients).
   std::vector<SimNode*> peers = target_.client_nodes();
-  if (fault.kind == FaultKind::kResetConnections) {
-    for (SimNode* b : target_.broker_nodes()) {
-      if (b->name() != fault.node) peers.push_back(b);
-    }
+  for (SimNode* b : target_.broker_nodes()) {
+    if (b->name() != fault.node) peers.push_back(b);
   }
   return peers;
 }
@@ -294,6 +293,14 @@ std::vector<Fault> draw_schedule(const std::vector<FaultRate>& rates, const std:
       fault.at = std::chrono::duration_cast<std::chrono::milliseconds>(fault.at);  // printable exactly
       fault.kind = rate.kind;
       fault.node = nodes[rng.uniform(nodes.size())];
+      // Between brokers, half of the partitions cut one peer (a one-way cut of one link is the case check-quorum and
+      // pre-vote exist for); the rest cut the node off from everyone. One node: its clients, drawing nothing.
+      const bool partition = rate.kind == FaultKind::kPartition || rate.kind == FaultKind::kPartitionOneWay;
+      if (partition && nodes.size() > 1 && rng.uniform(2) == 1) {
+        std::string peer = nodes[rng.uniform(nodes.size() - 1)];
+        if (peer == fault.node) peer = nodes.back();
+        fault.peer = peer;
+      }
       if (fault_has_length(rate.kind)) {
         const int64_t lo = std::chrono::duration_cast<std::chrono::milliseconds>(rate.length_min).count();
         const int64_t hi = std::chrono::duration_cast<std::chrono::milliseconds>(rate.length_max).count();

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/raft/raft_run.h"
 #include "sim/scenario/simulation.h"
 
 namespace sluice::sim {
@@ -16,6 +17,7 @@ std::string replay_command(const Scenario& scenario, uint64_t seed, const Mutati
 
 // The phases in order (simulation.h): setup, the workloads, the fault phase, the heal, convergence, the final read.
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options) {
+  if (scenario.raft) return run_raft_scenario(scenario, options);
   Simulation simulation(scenario, options);
   if (simulation.setup().ok()) {
     simulation.start_workloads();

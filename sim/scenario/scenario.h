@@ -31,6 +31,20 @@ struct Expectations {
   bool damage_refused = false;
 };
 
+// A raft scenario (`[raft]`): the nodes run core/raft alone (a RaftHost and its transport each, their logs and hard
+// states in files on the node's disk), no broker: proposers on every node propose to the groups it leads, and the
+// raft checkers (sim/raft/raft_checks.h) judge what each node applied.
+struct RaftSpec {
+  int groups = 1;
+  std::string durability = "persisted";  // or "replicated": when an entry counts toward commit on a node
+  Duration propose_every = std::chrono::milliseconds(50);  // per node, to a random group it leads
+  Duration tick = std::chrono::milliseconds(100);
+  int election_ticks = 10;
+  // A leader still leading a term after another node led a later one, for longer than this, is a violation
+  // (check-quorum should depose it within an election timeout). 0: not checked.
+  Duration max_stale_leader{0};
+};
+
 struct Scenario {
   std::string name;
   std::string summary;  // the file's leading comment block
@@ -55,6 +69,7 @@ struct Scenario {
   // in at least that share of a fuzz run's seeds of this scenario, or `sluice fuzz` fails naming it.
   std::map<std::string, double> sometimes;
   Expectations expect;
+  std::optional<RaftSpec> raft;
 };
 
 // Parses a scenario file's text. Errors name the file, the table and the field, and say what is accepted.

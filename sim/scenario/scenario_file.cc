@@ -104,7 +104,36 @@ Status parse_checks(TomlReader& root, Scenario& s) {
   return Status::ok_status();
 }
 
+Status parse_raft(TomlReader& root, Scenario& s) {
+  const toml::table* table = root.table("raft");
+  if (table == nullptr) return Status::ok_status();
+  TomlReader r(*table, "raft");
+  RaftSpec spec;
+  SLUICE_ASSIGN_OR_RETURN(int64_t groups, r.integer("groups", 1));
+  if (groups < 1 || groups > 10000) return invalid_argument("raft.groups must be 1..10000");
+  spec.groups = static_cast<int>(groups);
+  SLUICE_ASSIGN_OR_RETURN(spec.durability, r.string("durability", "persisted"));
+  if (spec.durability != "persisted" && spec.durability != "replicated") {
+    return invalid_argument("raft.durability must be \"persisted\" or \"replicated\", not '" + spec.durability + "'");
+  }
+  SLUICE_ASSIGN_OR_RETURN(spec.propose_every, r.duration("propose_every", 50ms));
+  SLUICE_ASSIGN_OR_RETURN(spec.tick, r.duration("tick", 100ms));
+  SLUICE_ASSIGN_OR_RETURN(int64_t election_ticks, r.integer("election_ticks", 10));
+  if (election_ticks < 2 || election_ticks > 1000) return invalid_argument("raft.election_ticks must be 2..1000");
+  spec.election_ticks = static_cast<int>(election_ticks);
+  SLUICE_ASSIGN_OR_RETURN(spec.max_stale_leader, r.duration("max_stale_leader", Duration(0)));
+  if (spec.propose_every <= Duration(0) || spec.tick <= Duration(0)) {
+    return invalid_argument("raft.propose_every and raft.tick must be positive");
+  }
+  SLUICE_TRY(r.finish());
+  s.raft = spec;
+  return Status::ok_status();
+}
+
 Status validate(const Scenario& s) {
+  if (s.raft && (!s.topics.empty() || !s.workloads.empty())) {
+    return invalid_argument("a [raft] scenario runs no broker: it has no topics or workloads");
+  }
   std::set<std::string> topics;
   for (const TopicSpec& t : s.topics) {
     if (!topics.insert(t.name).second) return invalid_argument(fmt::format("topic '{}' is declared twice", t.name));
@@ -139,8 +168,12 @@ Result<Scenario> parse_scenario(std::string_view text, const std::string& path) 
   s.summary = leading_comment(text);
   TomlReader root(root_table, path);
   SLUICE_ASSIGN_OR_RETURN(s.name, root.string("name"));
+  SLUICE_TRY(parse_raft(root, s));
   SLUICE_ASSIGN_OR_RETURN(int64_t brokers, root.integer("brokers", 1));
-  if (brokers != 1) return invalid_argument(path + ": brokers: only 1 until the cluster exists (issue 22)");
+  if (s.raft && (brokers < 1 || brokers > 9)) return invalid_argument(path + ": brokers: a raft scenario has 1..9 nodes");
+  if (!s.raft && brokers != 1) {
+    return invalid_argument(path + ": brokers: only 1 until the cluster exists (issue 22); [raft] scenarios take 1..9");
+  }
   s.brokers = static_cast<int>(brokers);
   SLUICE_ASSIGN_OR_RETURN(s.duration, root.duration("duration", 30s));
   SLUICE_ASSIGN_OR_RETURN(s.liveness, root.duration("liveness", 30s));
@@ -213,6 +246,15 @@ std::string to_toml(const Scenario& s, bool schedule_only) {
     text += "sometimes = { " + shares + " }\n";
   }
   if (s.expect.damage_refused) text += "\n[expect]\ndamage_refused = true\n";
+  if (s.raft) {
+    text += fmt::format(
+        "\n[raft]\ngroups = {}\ndurability = \"{}\"\npropose_every = \"{}\"\ntick = \"{}\"\nelection_ticks = {}\n",
+        s.raft->groups, s.raft->durability, format_duration(s.raft->propose_every), format_duration(s.raft->tick),
+        s.raft->election_ticks);
+    if (s.raft->max_stale_leader > Duration(0)) {
+      text += fmt::format("max_stale_leader = \"{}\"\n", format_duration(s.raft->max_stale_leader));
+    }
+  }
   return text;
 }
 
@@ -224,7 +266,7 @@ std::vector<std::string> broker_names(const Scenario& scenario) {
 
 Scenario expand(const Scenario& scenario, uint64_t seed) {
   Scenario expanded = scenario;
-  if (scenario.randomize_knobs) {
+  if (scenario.randomize_knobs && !scenario.raft) {  // knobs are the broker's; a raft scenario runs none
     Random knob_rng = Random(seed).fork(kKnobDrawStream);
     std::vector<std::string> drawn = draw_knobs(expanded.broker, knob_rng);
     expanded.drawn_knobs.insert(expanded.drawn_knobs.end(), drawn.begin(), drawn.end());

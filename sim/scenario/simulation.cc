@@ -44,6 +44,11 @@ Simulation::~Simulation() {
 
 Status Simulation::setup() {
   SLUICE_ASSERT_MSG(world_ == nullptr, "setup runs once");
+  if (scenario_.raft) {
+    const std::string why = "a [raft] scenario runs whole (sluice sim, run_scenario), not step by step";
+    result_.report.fail("setup", why);
+    return Status(Code::kInvalidArgument, why);
+  }
   Result<kafka::BrokerConfig> config = broker_config(scenario_, options_.mutations);
   if (!config.ok()) {
     result_.report.fail("setup", config.status().message());
