@@ -1,8 +1,8 @@
 // RaftTransport: raft messages between the nodes of a cluster, for every raft group a node hosts, over the Env's
 // network. One connection per peer pair (the lower node id dials; the higher accepts), every group multiplexed on
-// it; each frame starts with a version byte (core/raft/wire.h); GroupId and Envelope are in envelope.h. Whatever was queued for a peer while its writer was
-// busy leaves as one frame, so a tick that makes a thousand groups heartbeat sends one frame per peer, not a
-// thousand (coalescing; stats() counts both).
+// it; each frame starts with a version byte (core/raft/wire.h; GroupId and Envelope are in envelope.h). Whatever
+// was queued for a peer while its writer was busy leaves as one frame, so a tick that makes a thousand groups
+// heartbeat sends one frame per peer, not a thousand (coalescing; stats() counts both).
 //
 // Delivery is best effort, as raft assumes: a broken connection loses what was queued or in flight, and a send
 // to an unreachable peer is dropped (counted), never buffered without bound. Messages to one peer arrive in order

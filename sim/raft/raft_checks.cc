@@ -44,8 +44,8 @@ Agreed check_agreement(const RaftHistory& h, CheckReport& report, bool enabled) 
     if (inserted || !enabled) continue;
     const RaftApplied& first = *it->second;
     if (first.term != a.term || first.payload != a.payload) {
-      r.fail(fmt::format("group {} index {}: {} (boot {}) applied term {} '{}' at {:.3f}s, {} (boot {}) applied term {} "
-                         "'{}' at {:.3f}s",
+      r.fail(fmt::format("group {} index {}: {} (boot {}) applied term {} '{}' at {:.3f}s, {} (boot {}) applied "
+                         "term {} '{}' at {:.3f}s",
                          a.group, a.index, first.node, first.boot, first.term, first.payload, seconds(first.at), a.node,
                          a.boot, a.term, a.payload, seconds(a.at)));
     }

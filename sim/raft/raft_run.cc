@@ -40,6 +40,16 @@ bool advance(RaftWorld& world, Instant deadline, const std::function<bool()>& do
   }
 }
 
+void fail_boots(const History& history, CheckReport& report) {
+  for (const WorldEvent& e : history.events()) {
+    if (e.kind == WorldEvent::Kind::kBootFailed) {
+      report.fail("boot", fmt::format("{} failed to boot at {:.3f}s: {}", e.node, to_seconds(e.at.time_since_epoch()),
+                                      e.text));
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 RunResult run_raft_scenario(const Scenario& raw, const RunOptions& options) {
@@ -89,13 +99,7 @@ RunResult run_raft_scenario(const Scenario& raw, const RunOptions& options) {
       advance(world, sim.now() + kSettleLimit,
               [&] { return world.proposals_in_flight() == 0 && world.caught_up(); }, next_sample);
     }
-    for (const WorldEvent& e : history.events()) {
-      if (e.kind == WorldEvent::Kind::kBootFailed) {
-        result.report.fail("boot", fmt::format("{} failed to boot at {:.3f}s: {}", e.node,
-                                               to_seconds(e.at.time_since_epoch()), e.text));
-        break;
-      }
-    }
+    fail_boots(history, result.report);
     const double checks_start = wall_clock_seconds();
     check_raft(RaftCheckInputs{raft_history, world.running_nodes(), scenario.raft->max_stale_leader}, scenario.checks,
                result.report);

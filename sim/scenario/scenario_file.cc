@@ -170,7 +170,9 @@ Result<Scenario> parse_scenario(std::string_view text, const std::string& path) 
   SLUICE_ASSIGN_OR_RETURN(s.name, root.string("name"));
   SLUICE_TRY(parse_raft(root, s));
   SLUICE_ASSIGN_OR_RETURN(int64_t brokers, root.integer("brokers", 1));
-  if (s.raft && (brokers < 1 || brokers > 9)) return invalid_argument(path + ": brokers: a raft scenario has 1..9 nodes");
+  if (s.raft && (brokers < 1 || brokers > 9)) {
+    return invalid_argument(path + ": brokers: a raft scenario has 1..9 nodes");
+  }
   if (!s.raft && brokers != 1) {
     return invalid_argument(path + ": brokers: only 1 until the cluster exists (issue 22); [raft] scenarios take 1..9");
   }
