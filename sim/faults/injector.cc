@@ -276,6 +276,17 @@ void Injector::heal_all() {
   record(WorldEvent::Kind::kHealed, "", "every fault healed; liveness phase");
 }
 
+void take_node_down(History& history, Instant now, SimNode& node, bool power_loss) {
+  if (!node.up()) return;
+  history.world({WorldEvent::Kind::kDown, now, node.name(), power_loss ? "power loss" : "crash", 0});
+  if (power_loss) {
+    history.world({WorldEvent::Kind::kPowerLoss, now, node.name(), "", 0});
+    node.power_loss();
+  } else {
+    node.crash();
+  }
+}
+
 std::vector<Fault> draw_schedule(const std::vector<FaultRate>& rates, const std::vector<std::string>& nodes,
                                  Duration begin, Duration end, Random& rng) {
   std::vector<Fault> schedule;

@@ -36,6 +36,9 @@ class FaultTarget {
   virtual void bring_up(SimNode& node) = 0;
 };
 
+// What every FaultTarget's take_down does: records the node going down (and the power loss), then kills it.
+void take_node_down(History& history, Instant now, SimNode& node, bool power_loss);
+
 class Injector {
  public:
   Injector(FaultTarget& target, History& history);

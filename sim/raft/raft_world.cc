@@ -266,16 +266,7 @@ void RaftWorld::sample_leaders() {
   }
 }
 
-void RaftWorld::take_down(SimNode& node, bool power_loss) {
-  if (!node.up()) return;
-  history_.world({WorldEvent::Kind::kDown, world().now(), node.name(), power_loss ? "power loss" : "crash", 0});
-  if (power_loss) {
-    history_.world({WorldEvent::Kind::kPowerLoss, world().now(), node.name(), "", 0});
-    node.power_loss();
-  } else {
-    node.crash();
-  }
-}
+void RaftWorld::take_down(SimNode& node, bool power_loss) { take_node_down(history_, world().now(), node, power_loss); }
 
 void RaftWorld::stop_gracefully(SimNode& node) {
   for (auto& n : nodes_) {
