@@ -75,3 +75,20 @@ TEST(RaftScenario, ALeaderIgnoringCheckQuorumIsCaughtAsStale) {
 
 }  // namespace
 }  // namespace sluice::sim
+
+namespace sluice::sim {
+namespace {
+
+// Seed 1233 crashes a node while its graceful stop waits for the transport's fibers: the join in a destructor met
+// FiberKilled and terminated the process, until the host's and the transport's destructors caught it.
+TEST(RaftScenario, ACrashDuringAGracefulStopUnwindsCleanly) {
+  Result<Scenario> s = load_scenario_file(SLUICE_SOURCE_DIR "/scenarios/raft_crashes_partitions.toml");
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  RunOptions options;
+  options.seed = 1233;
+  const RunResult r = run_raft_scenario(*s, options);
+  EXPECT_TRUE(r.passed()) << (r.passed() ? "" : r.report.violations[0].evidence);
+}
+
+}  // namespace
+}  // namespace sluice::sim
