@@ -157,6 +157,11 @@ std::optional<GroupStatus> RaftHost::status(GroupId group) const {
   return it->second->raft->status();
 }
 
+const Raft* RaftHost::raft(GroupId group) const {
+  auto it = groups_.find(group);
+  return it == groups_.end() ? nullptr : it->second->raft.get();
+}
+
 bool RaftHost::online(GroupId group) const {
   auto it = groups_.find(group);
   return it != groups_.end() && it->second->online;

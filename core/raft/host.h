@@ -95,6 +95,8 @@ class RaftHost {
   void transfer_leadership(GroupId group, NodeId target);
 
   std::optional<GroupStatus> status(GroupId group) const;
+  // The group's state machine, read only: role, term and leader without building a GroupStatus. Null if unknown.
+  const Raft* raft(GroupId group) const;
   bool online(GroupId group) const;
   std::vector<GroupId> groups() const;
   const HostStats& stats() const { return stats_; }

@@ -19,10 +19,6 @@ constexpr Duration kSetupLimit = 60s;
 constexpr Duration kSettleLimit = 30s;
 constexpr Duration kSampleEvery = 100ms;
 
-double wall_clock_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 // Runs the world to `deadline` (or until `done`), sampling leaders every kSampleEvery between steps: samples are
 // taken outside the world, so they never change a run or its trace hash.
 bool advance(RaftWorld& world, Instant deadline, const std::function<bool()>& done, Instant& next_sample) {
@@ -88,9 +84,8 @@ RunResult run_raft_scenario(const Scenario& raw, const RunOptions& options) {
       result.faults_skipped = injector.faults_skipped();
       raft_history.healed = true;
       raft_history.healed_at = sim.now();
-      const Instant healed = sim.now();
       std::string why;
-      if (!advance(world, sim.now() + scenario.liveness, [&] { return world.converged(healed, &why); },
+      if (!advance(world, sim.now() + scenario.liveness, [&] { return world.converged(&why); },
                    next_sample)) {
         result.report.fail("liveness", fmt::format("no convergence within {} after the heal: {}",
                                                    format_duration(scenario.liveness), why));

@@ -176,8 +176,8 @@ void RaftWorld::propose_loop(Env env, Node& n) {
     raft::RaftHost* host = n.host;
     if (host == nullptr || !proposing_) continue;
     const auto group = static_cast<raft::GroupId>(1 + env.random.uniform(static_cast<uint64_t>(spec_.groups)));
-    const std::optional<raft::GroupStatus> status = host->status(group);
-    if (!status || status->role != raft::Role::kLeader) continue;
+    const raft::Raft* state = host->raft(group);
+    if (state == nullptr || state->role() != raft::Role::kLeader) continue;
     const size_t id = raft_.proposals.size();
     RaftProposal proposal;
     proposal.node = n.sim->name();
@@ -196,10 +196,17 @@ void RaftWorld::propose_loop(Env env, Node& n) {
     p.outcome = outcome;
     p.done = true;
     p.completed = world().now();
+    if (outcome.outcome == raft::ProposeOutcome::kCommitted) {
+      committed_[group] = std::max(committed_[group], outcome.index);
+      if (raft_.healed && p.invoked >= raft_.healed_at) {
+        committed_after_heal_[group] = std::max(committed_after_heal_[group], outcome.index);
+      }
+    }
   }
 }
 
-bool RaftWorld::converged(Instant since, std::string* why) const {
+// Between steps of the liveness and settle phases: nothing here may scan the history.
+bool RaftWorld::converged(std::string* why) const {
   if (!all_running()) {
     *why = "a node's host is not running";
     return false;
@@ -208,27 +215,22 @@ bool RaftWorld::converged(Instant since, std::string* why) const {
     const auto group = static_cast<raft::GroupId>(g);
     raft::NodeId leader = raft::kNoNode;
     for (const auto& n : nodes_) {
-      const raft::NodeId seen = n->host->status(group)->leader;
+      const raft::NodeId seen = n->host->raft(group)->leader();
       if (seen == raft::kNoNode || (leader != raft::kNoNode && seen != leader)) {
         *why = fmt::format("group {} has no leader every node agrees on", g);
         return false;
       }
       leader = seen;
     }
-    raft::Index committed = 0;
-    for (const RaftProposal& p : raft_.proposals) {
-      if (p.group == group && p.invoked >= since && p.done && p.outcome.outcome == raft::ProposeOutcome::kCommitted) {
-        committed = std::max(committed, p.outcome.index);
-      }
-    }
-    if (committed == 0) {
+    auto committed = committed_after_heal_.find(group);
+    if (committed == committed_after_heal_.end()) {
       *why = fmt::format("group {}: nothing proposed after the heal has committed", g);
       return false;
     }
     for (const auto& n : nodes_) {
       auto it = n->applied.find(group);
-      if (it == n->applied.end() || it->second < committed) {
-        *why = fmt::format("group {}: {} has not applied index {}", g, n->sim->name(), committed);
+      if (it == n->applied.end() || it->second < committed->second) {
+        *why = fmt::format("group {}: {} has not applied index {}", g, n->sim->name(), committed->second);
         return false;
       }
     }
@@ -237,15 +239,9 @@ bool RaftWorld::converged(Instant since, std::string* why) const {
 }
 
 bool RaftWorld::caught_up() const {
-  std::map<raft::GroupId, raft::Index> committed;
-  for (const RaftProposal& p : raft_.proposals) {
-    if (p.done && p.outcome.outcome == raft::ProposeOutcome::kCommitted) {
-      committed[p.group] = std::max(committed[p.group], p.outcome.index);
-    }
-  }
   for (const auto& n : nodes_) {
     if (n->host == nullptr) return false;
-    for (const auto& [g, index] : committed) {
+    for (const auto& [g, index] : committed_) {
       auto it = n->applied.find(g);
       if (it == n->applied.end() || it->second < index) return false;
     }
@@ -258,9 +254,9 @@ void RaftWorld::sample_leaders() {
   for (const auto& n : nodes_) {
     if (n->host == nullptr) continue;
     for (int g = 1; g <= spec_.groups; ++g) {
-      const auto status = n->host->status(static_cast<raft::GroupId>(g));
-      if (status && status->role == raft::Role::kLeader) {
-        raft_.samples.push_back({now, static_cast<raft::GroupId>(g), n->sim->name(), status->term});
+      const raft::Raft* state = n->host->raft(static_cast<raft::GroupId>(g));
+      if (state != nullptr && state->role() == raft::Role::kLeader) {
+        raft_.samples.push_back({now, static_cast<raft::GroupId>(g), n->sim->name(), state->term()});
       }
     }
   }

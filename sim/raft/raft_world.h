@@ -4,6 +4,7 @@
 // boots and stops go to the History the injector also writes. It is the injector's FaultTarget.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,9 +42,9 @@ class RaftWorld final : public FaultTarget {
   // Proposers propose only while this holds.
   void set_proposing(bool on) { proposing_ = on; }
   size_t proposals_in_flight() const { return in_flight_; }
-  // Every group has a leader all nodes agree on, a proposal made at or after `since` committed there, and every node
-  // applied through it. `why` says what is missing otherwise.
-  bool converged(Instant since, std::string* why) const;
+  // After the heal (RaftHistory::healed_at): every group has a leader all nodes agree on, a proposal made since
+  // committed there, and every node applied through it. `why` says what is missing otherwise.
+  bool converged(std::string* why) const;
   // Every node applied every entry answered committed.
   bool caught_up() const;
   // Records who leads each group now (between steps, outside any fiber: it changes nothing in the run).
@@ -66,6 +67,10 @@ class RaftWorld final : public FaultTarget {
   size_t boot_failures_ = 0;
   bool proposing_ = true;
   size_t in_flight_ = 0;
+  // The highest index answered committed per group, of all proposals and of those made after the heal: kept as
+  // proposals complete, so the convergence checks between steps never scan the history.
+  std::map<raft::GroupId, raft::Index> committed_;
+  std::map<raft::GroupId, raft::Index> committed_after_heal_;
 };
 
 }  // namespace sluice::sim

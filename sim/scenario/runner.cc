@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include "sim/raft/raft_run.h"
 #include "sim/scenario/simulation.h"
 
@@ -13,6 +15,10 @@ std::string replay_command(const Scenario& scenario, uint64_t seed, const Mutati
                                     seed);
   if (!mutations.empty()) command += " --mutation " + mutations.to_string();
   return command;
+}
+
+double wall_clock_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // The phases in order (simulation.h): setup, the workloads, the fault phase, the heal, convergence, the final read.

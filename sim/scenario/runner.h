@@ -61,6 +61,9 @@ struct RunResult {
 
 RunResult run_scenario(const Scenario& scenario, const RunOptions& options);
 
+// Seconds on the host's steady clock: the wall time a run reports (RunResult::wall_seconds), never the world's.
+double wall_clock_seconds();
+
 // "sluice sim --scenario F --seed S [--mutation M]".
 std::string replay_command(const Scenario& scenario, uint64_t seed, const MutationSet& mutations);
 

@@ -22,10 +22,6 @@ using namespace std::chrono_literals;
 constexpr Duration kSetupLimit = 60s;
 constexpr Duration kStopLimit = 60s;
 
-double wall_clock_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 }  // namespace
 
 Simulation::Simulation(const Scenario& scenario, const RunOptions& options)
