@@ -56,7 +56,7 @@ Result<MetadataResponse> metadata(RequestContext& ctx, const MetadataRequest& re
   }
   const bool may_create = ctx.version() < 4 || request.allow_auto_topic_creation;
   for (const MetadataRequest::Topic& topic : *request.topics) {
-    response.topics.push_back(named_topic(ctx, topic.name, may_create));
+    response.topics.push_back(named_topic(ctx, *topic.name, may_create));  // never null before v10
   }
   return response;
 }

@@ -1,4 +1,5 @@
-// ApiVersions (key 18), v0-3; v3 is flexible. Schema: apache/kafka 3.9 ApiVersionsRequest.json / Response.json.
+// ApiVersions (key 18), v0-4; v3+ is flexible. Schema: apache/kafka 3.9 ApiVersionsRequest.json / Response.json.
+// v4 differs from v3 only in what a broker may list (a supported feature whose min version is 0, KAFKA-17011).
 #pragma once
 
 #include <cstdint>

@@ -30,7 +30,7 @@ std::vector<ProducerRecord> compressible_batch(int count) {
 Compression stored_codec(Client& client, const TopicPartitionId& tp) {
   protocol::FetchRequest request;
   request.max_wait_ms = 0;
-  request.topics.push_back({tp.topic, {}});
+  request.topics.push_back({.topic = tp.topic, .partitions = {}});
   request.topics[0].partitions.push_back({});
   request.topics[0].partitions[0].partition = tp.partition;
   request.topics[0].partitions[0].partition_max_bytes = 1 << 20;

@@ -52,7 +52,7 @@ TEST(Broker, MetadataAutoCreatesNamedTopicsAndListsThemAll) {
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
     for (int16_t version : {0, 1, 4, 9}) {
       MetadataRequest request;
-      request.topics = std::vector<MetadataRequest::Topic>{{"orders"}};
+      request.topics = std::vector<MetadataRequest::Topic>{{.name = "orders"}};
       auto response = client.call<MetadataResponse>(request, version);
       ASSERT_TRUE(response.ok()) << "v" << version << ": " << response.status().to_string();
       ASSERT_EQ(response->brokers.size(), 1u);
@@ -76,7 +76,7 @@ TEST(Broker, MetadataForAnInvalidOrUncreatableTopicAnswersWithItsError) {
   BrokerHarness harness;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
     MetadataRequest request;
-    request.topics = std::vector<MetadataRequest::Topic>{{"bad/name"}, {"nope"}};
+    request.topics = std::vector<MetadataRequest::Topic>{{.name = "bad/name"}, {.name = "nope"}};
     request.allow_auto_topic_creation = false;
     auto response = client.call<MetadataResponse>(request, 9);
     ASSERT_TRUE(response.ok()) << response.status().to_string();
@@ -119,7 +119,7 @@ TEST(Broker, PipelinedRequestsAreAnsweredInOrder) {
   BrokerHarness harness;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker&) {
     MetadataRequest request;
-    request.topics = std::vector<MetadataRequest::Topic>{{"t"}};
+    request.topics = std::vector<MetadataRequest::Topic>{{.name = "t"}};
     for (int i = 0; i < 5; ++i) ASSERT_TRUE(client.send(request, 9).ok());
     for (int i = 0; i < 5; ++i) {
       ASSERT_TRUE(client.receive<MetadataResponse>(protocol::ApiKey::kMetadata, 9).ok());

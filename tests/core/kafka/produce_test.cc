@@ -336,7 +336,7 @@ Bytes stored(KafkaClient& client, const std::string& topic) {
   fetch.max_bytes = 1 << 20;
   protocol::FetchRequest::Partition from_start;
   from_start.partition_max_bytes = 1 << 20;
-  fetch.topics.push_back({topic, {from_start}});
+  fetch.topics.push_back({.topic = topic, .partitions = {from_start}});
   Result<protocol::FetchResponse> response = testing::fetch_owned(client, fetch, 4);
   EXPECT_TRUE(response.ok()) << response.status().to_string();
   if (!response.ok()) return Bytes();
@@ -470,7 +470,7 @@ TEST(Produce, AnAppendWakesALongPollingFetch) {
     protocol::FetchRequest::Partition from_one;
     from_one.fetch_offset = 1;
     from_one.partition_max_bytes = 1 << 20;
-    fetch.topics.push_back({"poll", {from_one}});
+    fetch.topics.push_back({.topic = "poll", .partitions = {from_one}});
     ASSERT_TRUE(consumer.send(fetch, 4).ok());
     env.scheduler.sleep_for(100ms);
     const Instant sent = env.clock.now();
