@@ -16,12 +16,13 @@ inline constexpr int16_t kNeverFlexible = std::numeric_limits<int16_t>::max();
 
 // X(name, key, advertised min, advertised max, first flexible version)
 // Produce is advertised from 0 although v0-2 are refused: librdkafka stops compressing when the range does not
-// start at 0 (pitfall 3, KAFKA-18659). Metadata stops at 9 and Fetch at 12 to defer topic ids (pitfalls 10, 11).
+// start at 0 (pitfall 3, KAFKA-18659). Metadata v10+ carries topic ids only together with Fetch v13+, which
+// resolves them (pitfall 11).
 #define SLUICE_KAFKA_APIS(X)                       \
   X(Produce, 0, 0, 8, 9)                           \
-  X(Fetch, 1, 4, 12, 12)                           \
+  X(Fetch, 1, 4, 17, 12)                           \
   X(ListOffsets, 2, 1, 5, 6)                       \
-  X(Metadata, 3, 0, 9, 9)                          \
+  X(Metadata, 3, 0, 12, 9)                         \
   X(OffsetCommit, 8, 2, 8, 8)                      \
   X(OffsetFetch, 9, 1, 8, 6)                       \
   X(FindCoordinator, 10, 0, 4, 3)                  \

@@ -81,8 +81,8 @@ TEST(Broker, MetadataForAnInvalidOrUncreatableTopicAnswersWithItsError) {
     auto response = client.call<MetadataResponse>(request, 9);
     ASSERT_TRUE(response.ok()) << response.status().to_string();
     ASSERT_EQ(response->topics.size(), 2u);
-    EXPECT_EQ(response->topics[0].error_code, 3) << "not created, so unknown";
-    EXPECT_EQ(response->topics[1].error_code, 3);
+    EXPECT_EQ(response->topics[0].error_code, 17) << "not created, but Kafka still validates the name";
+    EXPECT_EQ(response->topics[1].error_code, 3) << "not created, so unknown";
     request.allow_auto_topic_creation = true;
     auto created = client.call<MetadataResponse>(request, 9);
     ASSERT_TRUE(created.ok());
