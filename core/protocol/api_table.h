@@ -21,7 +21,7 @@ inline constexpr int16_t kNeverFlexible = std::numeric_limits<int16_t>::max();
 #define SLUICE_KAFKA_APIS(X)                       \
   X(Produce, 0, 0, 8, 9)                           \
   X(Fetch, 1, 4, 17, 12)                           \
-  X(ListOffsets, 2, 1, 5, 6)                       \
+  X(ListOffsets, 2, 0, 9, 6)                       \
   X(Metadata, 3, 0, 12, 9)                         \
   X(OffsetCommit, 8, 2, 8, 8)                      \
   X(OffsetFetch, 9, 1, 8, 6)                       \

@@ -23,6 +23,8 @@ TEST(ApiTable, ServesTheRecommendedTable) {
   EXPECT_EQ(api_info(ApiKey::kMetadata).max_version, 12);
   EXPECT_EQ(api_info(ApiKey::kFetch).min_version, 4);  // v0-3 carry message formats 0 and 1
   EXPECT_EQ(api_info(ApiKey::kFetch).max_version, 17);
+  EXPECT_EQ(api_info(ApiKey::kListOffsets).min_version, 0);
+  EXPECT_EQ(api_info(ApiKey::kListOffsets).max_version, 9);
   EXPECT_EQ(api_info(ApiKey::kDeleteGroups).max_version, 2);
   EXPECT_EQ(api_info(ApiKey::kOffsetDelete).max_version, 0);
   EXPECT_EQ(api_name(ApiKey::kOffsetForLeaderEpoch), "OffsetForLeaderEpoch");
