@@ -18,7 +18,7 @@ using protocol::MetadataResponse;
 TEST(Broker, ApiVersionsAdvertisesExactlyTheHandlerTable) {
   BrokerHarness harness;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker&) {
-    for (int16_t version = 0; version <= 3; ++version) {
+    for (int16_t version = 0; version <= 4; ++version) {
       auto response = client.call<ApiVersionsResponse>(ApiVersionsRequest{}, version);
       ASSERT_TRUE(response.ok()) << "v" << version << ": " << response.status().to_string();
       EXPECT_EQ(response->error_code, 0);
@@ -39,7 +39,7 @@ TEST(Broker, AnUnsupportedApiVersionsVersionGetsError35AndTheConnectionStaysOpen
     ASSERT_TRUE(answer.ok()) << answer.status().to_string();
     EXPECT_EQ(answer->error_code, 35);
     ASSERT_EQ(answer->api_keys.size(), 1u);
-    EXPECT_EQ(answer->api_keys[0].max_version, 3);
+    EXPECT_EQ(answer->api_keys[0].max_version, 4);
     auto retry = client.call<ApiVersionsResponse>(ApiVersionsRequest{}, 0);
     ASSERT_TRUE(retry.ok()) << retry.status().to_string();
     EXPECT_EQ(retry->error_code, 0);

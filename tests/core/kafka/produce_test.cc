@@ -74,13 +74,14 @@ TEST(Produce, AppendsAndAnswersWithOffsetsAtEveryServedVersion) {
   BrokerHarness harness;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
     int64_t next = 0;
-    for (int16_t version = 3; version <= 8; ++version) {
+    for (int16_t version = 3; version <= 11; ++version) {
       const PartitionResponse answer = produce(client, "orders", 0, make_batch(2), version, version % 2 ? 1 : -1);
       EXPECT_EQ(answer.error_code, 0) << "v" << version;
       EXPECT_EQ(answer.base_offset, next) << "v" << version;
       EXPECT_EQ(answer.log_append_time_ms, -1) << "CreateTime";
       EXPECT_EQ(answer.log_start_offset, version >= 5 ? 0 : -1) << "v" << version;
       EXPECT_FALSE(answer.error_message.has_value());
+      EXPECT_FALSE(answer.current_leader.has_value()) << "this node leads: no leader hint (v10+)";
       next += 2;
     }
     EXPECT_EQ(log_end(broker, "orders"), next);
