@@ -7,9 +7,10 @@
 //     (KafkaApis.handleProduceRequest), so that the client refreshes its metadata.
 // v0-2 (message formats 0 and 1) are advertised for librdkafka's sake but refused by closing the connection, as
 // Kafka 4 does (KIP-896, KAFKA-18659). Each partition's single batch is checked by storage's
-// validate_produce_batch (whose per-record errors v8+ answers as record_errors, KIP-467), re-encoded in the topic's
-// compression.type when that is not `producer` and differs from the batch's codec (as Kafka's LogValidator does), and,
-// for producer ids >= 0, checked by the idempotence rules (producer_state.h). Unknown topics
+// validate_produce_batch (whose per-record errors v8+ answers as record_errors, KIP-467), given, on a CreateTime
+// topic, the max timestamp its records carry whatever its header said (kafka-protocol.md trap 12), re-encoded in the
+// topic's compression.type when that is not `producer` and differs from the batch's codec (as Kafka's LogValidator
+// does), and, for producer ids >= 0, checked by the idempotence rules (producer_state.h). Unknown topics
 // are created when auto.create.topics.enable allows (a Sluice choice: Kafka creates them on Metadata only).
 // Transactions are not supported: a request carrying transactional batches gets
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED everywhere, which is what Kafka answers when the id is not authorized.
@@ -131,8 +132,13 @@ Result<storage::AppendResult> append_partition(RequestContext& ctx, const storag
     return kafka_error(ErrorCode::kUnknownTopicOrPartition, fmt::format("no partition {}", tp.to_string()));
   }
   const int64_t now_ms = to_unix_ms(ctx.env.clock.wall_now());
-  SLUICE_TRY(
+  SLUICE_ASSIGN_OR_RETURN(
+      const storage::ValidBatch valid,
       storage::validate_produce_batch(records, storage::validation_rules_for(*config, now_ms), record_errors));
+  Bytes corrected;  // CreateTime: the time index, ListOffsets and retention judge by the records' own times
+  if (config->message_timestamp_type == storage::MessageTimestampType::kCreateTime) {
+    records = storage::with_create_time_max_timestamp(records, valid.records_max_timestamp, &corrected);
+  }
   Bytes recompressed;
   SLUICE_ASSIGN_OR_RETURN(records, in_topic_codec(records, *config, &recompressed));
   SLUICE_ASSIGN_OR_RETURN(storage::BatchHeader header, storage::parse_batch_header(records));
