@@ -1,6 +1,7 @@
 // Produce through a simulated broker: what the append makes of a valid batch. A CreateTime topic stores the max
 // timestamp the records carry, not the header's (kafka-protocol.md trap 12), so the time index, ListOffsets by
-// timestamp and time retention judge by the records' real times.
+// timestamp and time retention judge by the records' real times; a batch larger than segment.bytes is refused
+// with RECORD_LIST_TOO_LARGE (18), as Kafka's UnifiedLog.append does.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -134,6 +135,23 @@ TEST(ProduceAppend, TheStoredMaxTimestampIsTheRecordsNotTheHeaders) {
       EXPECT_EQ(log->segments().size(), 1u) << "the expired active segment was rolled and dropped";
       EXPECT_EQ(offset_at(client, claim.topic, protocol::kEarliestTimestamp).offset, 3);
     }
+  }));
+}
+
+// UnifiedLog.append: a batch that no segment could hold is RECORD_LIST_TOO_LARGE, not MESSAGE_TOO_LARGE (it fits
+// max.message.bytes), and nothing is stored.
+TEST(ProduceAppend, ABatchLargerThanSegmentBytesIsRecordListTooLarge) {
+  BrokerHarness harness;
+  harness.config().storage.topic_defaults.segment_bytes = 1024;
+  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    const int64_t now_ms = to_unix_ms(broker.env().clock.wall_now());
+    const Bytes big = make_records(8, 200, now_ms);
+    ASSERT_GT(big.size(), 1024u);
+    const auto refused = produce_one(client, "small-segments", big);
+    EXPECT_EQ(refused.error_code, 18);
+    EXPECT_EQ(refused.base_offset, -1);
+    EXPECT_EQ(broker.logs().find({"small-segments", 0})->log_end_offset(), 0);
+    EXPECT_EQ(produce_one(client, "small-segments", make_records(2, 200, now_ms)).error_code, 0);
   }));
 }
 
