@@ -9,8 +9,9 @@
 // Kafka 4 does (KIP-896, KAFKA-18659). Each partition's single batch is checked by storage's
 // validate_produce_batch (whose per-record errors v8+ answers as record_errors, KIP-467), re-encoded in the topic's
 // compression.type when that is not `producer` and differs from the batch's codec (as Kafka's LogValidator does), and,
-// for producer ids >= 0, checked by the idempotence rules (producer_state.h). Unknown topics
-// are created when auto.create.topics.enable allows (a Sluice choice: Kafka creates them on Metadata only).
+// for producer ids >= 0, checked by the idempotence rules (producer_state.h). Produce never creates a topic, as in
+// Kafka (KafkaApis.handleProduceRequest): an unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION, and clients
+// create topics through Metadata (auto.create.topics.enable) or CreateTopics first.
 // Transactions are not supported: a request carrying transactional batches gets
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED everywhere, which is what Kafka answers when the id is not authorized.
 // The ack-before-append mutation (simulator only, core/base/mutations.h) answers before appending: deferred_appends.h.
@@ -181,15 +182,15 @@ PartitionResponse produce_partition(RequestContext& ctx, const std::string& topi
   return out;
 }
 
-// The topic's partition count, creating the topic when allowed. An error Status (unknown, invalid, internal)
-// answers each of its partitions.
+// The topic's partition count. An error Status (unknown, internal) answers each of its partitions: existence is
+// judged first, as Kafka does, so an internal topic not made yet is unknown too.
 Result<int32_t> topic_partitions(RequestContext& ctx, const std::string& name) {
-  if (is_internal_topic(name)) {
-    return kafka_error(ErrorCode::kInvalidTopicException, fmt::format("clients may not produce to '{}'", name));
-  }
-  SLUICE_ASSIGN_OR_RETURN(const TopicInfo* info, ctx.broker.topics().find_or_create(name));
+  const TopicInfo* info = ctx.broker.topics().find(name);
   if (info == nullptr) {
     return kafka_error(ErrorCode::kUnknownTopicOrPartition, fmt::format("topic '{}' does not exist", name));
+  }
+  if (is_internal_topic(name)) {
+    return kafka_error(ErrorCode::kInvalidTopicException, fmt::format("clients may not produce to '{}'", name));
   }
   return info->partitions;  // a count, not the pointer: the topic may go while an append suspends
 }
