@@ -7,6 +7,7 @@
 #include "core/protocol/messages/fetch.h"
 #include "core/protocol/messages/produce.h"
 #include "core/storage/record_batch.h"
+#include "tests/core/kafka/admin_test_util.h"
 #include "tests/core/kafka/fetch_test_util.h"
 #include "tests/core/kafka/kafka_test_util.h"
 
@@ -140,6 +141,37 @@ TEST(Produce, AnAcksZeroFailureClosesTheConnection) {
     EXPECT_EQ(log_end(broker, "t"), 1);
     KafkaClient other = BrokerHarness::connect(env);
     EXPECT_EQ(produce(other, "t", 0, make_batch()).base_offset, 1);
+  }));
+}
+
+// min.insync.replicas (issue 19): this node is each partition's only in-sync replica, so a topic asking for 2 refuses
+// acks=all with NOT_ENOUGH_REPLICAS and appends nothing, while acks=1 and acks=0 are not checked. Creating such a
+// topic and altering the setting are allowed, as in Kafka.
+TEST(Produce, AcksAllNeedsMinInsyncReplicasAndOtherAcksDoNot) {
+  BrokerHarness harness;
+  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    create_topic(client, "strict", 1, {{"min.insync.replicas", "2"}});
+    for (int16_t version : {3, 8}) {
+      const PartitionResponse refused = produce(client, "strict", 0, make_batch(), version, -1);
+      EXPECT_EQ(refused.error_code, 19) << "v" << version;
+      EXPECT_EQ(refused.base_offset, -1) << "v" << version;
+    }
+    EXPECT_EQ(log_end(broker, "strict"), 0) << "nothing appended";
+    EXPECT_EQ(produce(client, "strict", 0, make_batch(), 8, 1).base_offset, 0) << "acks=1";
+    ASSERT_TRUE(client.send(request_for("strict", 0, Records::own(make_batch()), 0), 8).ok());  // acks=0: no answer
+    EXPECT_EQ(produce(client, "strict", 0, make_batch(), 8, -1).error_code, 19) << "the next frame answers this";
+    EXPECT_EQ(log_end(broker, "strict"), 2) << "acks=1 and acks=0 appended, acks=all did not";
+    protocol::FetchRequest fetch;
+    fetch.max_wait_ms = 0;
+    fetch.topics.push_back({"strict", {{.partition = 0, .fetch_offset = 0, .partition_max_bytes = 1 << 20}}});
+    auto fetched = fetch_owned(client, fetch, 11);
+    ASSERT_TRUE(fetched.ok()) << fetched.status().to_string();
+    const auto& partition = fetched->responses.at(0).partitions.at(0);
+    EXPECT_EQ(partition.high_watermark, 2);
+    EXPECT_EQ(batches_in(partition.records.bytes()).size(), 2u) << "only the acks=1 and acks=0 batches";
+
+    EXPECT_EQ(alter_incrementally(client, "strict", {{"min.insync.replicas", 0, "1"}}).error_code, 0);
+    EXPECT_EQ(produce(client, "strict", 0, make_batch(), 8, -1).base_offset, 2) << "acks=all, min.insync.replicas=1";
   }));
 }
 
