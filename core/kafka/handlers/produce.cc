@@ -285,7 +285,7 @@ Result<HandlerOutcome> handle_produce(RequestContext& ctx, ByteView body) {
                        fmt::format("Produce v{} (message format 0/1) is refused, as Kafka 4 does; use v{}+",
                                    ctx.version(), kFirstServedVersion));
   }
-  SLUICE_ASSIGN_OR_RETURN(ProduceRequest request, protocol::decode_message<ProduceRequest>(body, ctx.version()));
+  SLUICE_ASSIGN_OR_RETURN(ProduceRequest request, decode_request<ProduceRequest>(ctx, body));
   Produced produced = produce(ctx, request);
   const Answer answer{ctx.env, ctx.peer, ctx.version(), request.acks};
   if (produced.unsynced.empty()) return answer(produced.response);
