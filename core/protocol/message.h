@@ -27,6 +27,15 @@ Result<T> decode_message(ByteView body, int16_t version) {
   return msg;
 }
 
+// A request body as the broker reads it: the bytes after the message are ignored, as Kafka ignores them, and
+// counted in `*trailing` (serde.h decode_leading).
+template <ApiMessage T>
+Result<T> decode_request(ByteView body, int16_t version, size_t* trailing) {
+  T msg;
+  SLUICE_TRY(decode_leading(body, version, is_flexible(T::kApiKey, version), &msg, trailing));
+  return msg;
+}
+
 // Appends the body of `msg` at `version` to `*out`.
 template <ApiMessage T>
 Status encode_message(const T& msg, int16_t version, Bytes* out) {

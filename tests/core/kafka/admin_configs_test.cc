@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include "core/protocol/messages/alter_configs.h"
-#include "core/protocol/messages/incremental_alter_configs.h"
 #include "tests/core/kafka/admin_test_util.h"
 
 namespace sluice::kafka {
@@ -131,17 +130,6 @@ AlterConfigsResponse::Resource alter(KafkaClient& client, int8_t type, const std
   request.resources.push_back({type, name, std::move(configs)});
   request.validate_only = validate_only;
   auto response = client.call<AlterConfigsResponse>(request, version);
-  EXPECT_TRUE(response.ok()) << response.status().to_string();
-  if (!response.ok() || response->responses.size() != 1) return {};
-  return response->responses[0];
-}
-
-IncrementalAlterConfigsResponse::Resource alter_incrementally(
-    KafkaClient& client, const std::string& topic, std::vector<IncrementalAlterConfigsRequest::Config> configs,
-    int16_t version = 1) {
-  IncrementalAlterConfigsRequest request;
-  request.resources.push_back({kTopic, topic, std::move(configs)});
-  auto response = client.call<IncrementalAlterConfigsResponse>(request, version);
   EXPECT_TRUE(response.ok()) << response.status().to_string();
   if (!response.ok() || response->responses.size() != 1) return {};
   return response->responses[0];
