@@ -20,7 +20,7 @@ Result<ListGroupsResponse> list_groups(RequestContext& ctx, const ListGroupsRequ
   ListGroupsResponse response;
   response.error_code = wire_code(result.error);
   for (const group::GroupListing& g : result.groups) {
-    response.groups.push_back({g.group_id, g.protocol_type, g.state});
+    response.groups.push_back({g.group_id, g.protocol_type, g.state, g.type});
   }
   return response;
 }

@@ -103,7 +103,7 @@ TEST(GroupApis, JoinSyncHeartbeatLeaveAtFlexibleVersions) {
     EXPECT_EQ(client.call<DeleteGroupsResponse>(del, 2)->results.at(0).error_code, 68) << "NON_EMPTY_GROUP";
     LeaveGroupRequest leave;
     leave.group_id = "g";
-    leave.members = {{joined->member_id, std::nullopt}, {"ghost", std::nullopt}};
+    leave.members = {{joined->member_id, std::nullopt, std::nullopt}, {"ghost", std::nullopt, std::nullopt}};
     auto left = client.call<LeaveGroupResponse>(leave, 4);
     ASSERT_TRUE(left.ok());
     EXPECT_EQ(left->error_code, 0);
@@ -135,8 +135,8 @@ TEST(GroupApis, OldVersionsJoinAtOnceAndLeaveWithATopLevelError) {
 OffsetCommitRequest commit_request(int64_t offset) {
   OffsetCommitRequest request;
   request.group_id = "standalone";
-  request.topics = {{"orders", {{0, offset, -1, std::string("meta")}, {1, offset + 1, -1, std::nullopt}}},
-                    {"missing", {{0, 1, -1, std::nullopt}}}};
+  request.topics = {{"orders", {{0, offset, -1, -1, std::string("meta")}, {1, offset + 1, -1, -1, std::nullopt}}},
+                    {"missing", {{0, 1, -1, -1, std::nullopt}}}};
   return request;
 }
 
@@ -168,7 +168,7 @@ TEST(GroupApis, CommittedOffsetsSurviveABrokerRestart) {
     EXPECT_EQ(fetched->topics[0].partitions[1].committed_offset, 801);
     EXPECT_EQ(fetched->topics[0].partitions[2].committed_offset, -1);
     OffsetFetchRequest v8;
-    v8.groups = {{"standalone", std::nullopt}, {"other", std::nullopt}};
+    v8.groups = {{"standalone", std::nullopt, -1, std::nullopt}, {"other", std::nullopt, -1, std::nullopt}};
     auto batched = client.call<OffsetFetchResponse>(v8, 8);
     ASSERT_TRUE(batched.ok());
     ASSERT_EQ(batched->groups.size(), 2u);
@@ -205,7 +205,7 @@ TEST(GroupApis, DeletingATopicDropsItsCommittedOffsets) {
     create_topic(client, "kept");
     ASSERT_TRUE(client.call<OffsetCommitResponse>(commit_request(40), 8).ok());
     OffsetCommitRequest other = commit_request(0);
-    other.topics = {{"kept", {{0, 7, -1, std::nullopt}}}};
+    other.topics = {{"kept", {{0, 7, -1, -1, std::nullopt}}}};
     ASSERT_TRUE(client.call<OffsetCommitResponse>(other, 8).ok());
     ASSERT_EQ(committed(client, 1), 41);
     DeleteTopicsRequest remove;
