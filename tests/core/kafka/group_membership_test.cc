@@ -9,11 +9,12 @@
 #include "core/protocol/messages/join_group.h"
 #include "core/protocol/messages/leave_group.h"
 #include "core/protocol/messages/list_groups.h"
-#include "core/protocol/messages/create_topics.h"
 #include "core/protocol/messages/offset_commit.h"
 #include "core/protocol/messages/offset_delete.h"
 #include "core/protocol/messages/offset_fetch.h"
 #include "core/protocol/messages/sync_group.h"
+#include "tests/core/kafka/admin_test_util.h"
+#include "tests/core/kafka/group_api_test_util.h"
 #include "tests/core/kafka/kafka_test_util.h"
 
 namespace sluice::kafka {
@@ -21,36 +22,6 @@ namespace {
 
 using namespace testing;
 using namespace protocol;
-
-BrokerConfig group_config() {
-  BrokerConfig config;
-  config.num_partitions = 2;
-  config.group.initial_rebalance_delay_ms = 0;
-  config.group.offsets_topic_partitions = 3;
-  return config;
-}
-
-void create_topic(KafkaClient& client, const std::string& name) {
-  CreateTopicsRequest request;
-  CreateTopicsRequest::Topic topic;
-  topic.name = name;
-  topic.num_partitions = 2;
-  request.topics.push_back(topic);
-  auto response = client.call<CreateTopicsResponse>(request, 2);
-  ASSERT_TRUE(response.ok());
-  ASSERT_EQ(response->topics.at(0).error_code, 0);
-}
-
-JoinGroupRequest join_request(const std::string& member_id) {
-  JoinGroupRequest request;
-  request.group_id = "g";
-  request.session_timeout_ms = 10000;
-  request.rebalance_timeout_ms = 30000;
-  request.member_id = member_id;
-  request.protocol_type = "consumer";
-  request.protocols = {{"range", Bytes{0, 0, 0, 0, 0, 1, 0, 6, 'o', 'r', 'd', 'e', 'r', 's', 0xff, 0xff, 0xff, 0xff}}};
-  return request;
-}
 
 TEST(GroupApis, JoinSyncHeartbeatLeaveAtFlexibleVersions) {
   BrokerHarness harness(1, group_config());
@@ -143,7 +114,7 @@ OffsetCommitRequest commit_request(int64_t offset) {
 TEST(GroupApis, CommittedOffsetsSurviveABrokerRestart) {
   BrokerHarness harness(3, group_config());
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
-    create_topic(client, "orders");
+    create_topic(client, "orders", 2);
     for (int16_t version : {2, 8}) {
       auto committed = client.call<OffsetCommitResponse>(commit_request(version * 100), version);
       ASSERT_TRUE(committed.ok()) << committed.status().to_string();
@@ -201,8 +172,8 @@ int64_t committed(KafkaClient& client, int32_t partition) {
 TEST(GroupApis, DeletingATopicDropsItsCommittedOffsets) {
   BrokerHarness harness(4, group_config());
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
-    create_topic(client, "orders");
-    create_topic(client, "kept");
+    create_topic(client, "orders", 2);
+    create_topic(client, "kept", 2);
     ASSERT_TRUE(client.call<OffsetCommitResponse>(commit_request(40), 8).ok());
     OffsetCommitRequest other = commit_request(0);
     other.topics = {{"kept", {{0, 7, -1, -1, std::nullopt}}}};
@@ -213,7 +184,7 @@ TEST(GroupApis, DeletingATopicDropsItsCommittedOffsets) {
     auto deleted = client.call<DeleteTopicsResponse>(remove, 4);
     ASSERT_TRUE(deleted.ok());
     ASSERT_EQ(deleted->responses.at(0).error_code, 0);
-    create_topic(client, "orders");
+    create_topic(client, "orders", 2);
     EXPECT_EQ(committed(client, 0), -1) << "the recreated topic does not resume at the old offsets";
     EXPECT_EQ(committed(client, 1), -1);
     const group::Group* group = broker.groups().find_group("standalone");
