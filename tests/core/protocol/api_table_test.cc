@@ -48,9 +48,10 @@ TEST(ApiTable, LookupAndSupport) {
   EXPECT_EQ(find_api(4), nullptr);  // LeaderAndIsr: not served
   EXPECT_EQ(find_api(-1), nullptr);
   EXPECT_EQ(find_api(1000), nullptr);
-  EXPECT_TRUE(is_supported(ApiKey::kJoinGroup, 2));
-  EXPECT_FALSE(is_supported(ApiKey::kJoinGroup, 1));
-  EXPECT_FALSE(is_supported(ApiKey::kJoinGroup, 7));
+  EXPECT_TRUE(is_supported(ApiKey::kJoinGroup, 0));  // Kafka 3.9's whole range, for clients without ApiVersions
+  EXPECT_TRUE(is_supported(ApiKey::kJoinGroup, 9));
+  EXPECT_FALSE(is_supported(ApiKey::kJoinGroup, 10));
+  EXPECT_FALSE(is_supported(ApiKey::kJoinGroup, -1));
   EXPECT_FALSE(is_supported(ApiKey::kApiVersions, 4));
 }
 
