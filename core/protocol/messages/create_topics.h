@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 #include "core/protocol/wire.h"
 
@@ -15,6 +16,7 @@ namespace sluice::protocol {
 
 struct CreateTopicsRequest {
   static constexpr ApiKey kApiKey = ApiKey::kCreateTopics;
+  static constexpr MessageVersions kVersions{0, 7};
 
   struct Assignment {
     int32_t partition_index = 0;
@@ -69,6 +71,7 @@ struct CreateTopicsRequest {
 
 struct CreateTopicsResponse {
   static constexpr ApiKey kApiKey = ApiKey::kCreateTopics;
+  static constexpr MessageVersions kVersions{0, 7};
 
   struct Config {
     std::string name;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
@@ -28,6 +29,7 @@ enum class ConfigSourceId : int8_t {
 
 struct DescribeConfigsRequest {
   static constexpr ApiKey kApiKey = ApiKey::kDescribeConfigs;
+  static constexpr MessageVersions kVersions{0, 4};
 
   struct Resource {
     int8_t resource_type = 0;
@@ -56,6 +58,7 @@ struct DescribeConfigsRequest {
 
 struct DescribeConfigsResponse {
   static constexpr ApiKey kApiKey = ApiKey::kDescribeConfigs;
+  static constexpr MessageVersions kVersions{0, 4};
 
   struct Synonym {
     std::string name;

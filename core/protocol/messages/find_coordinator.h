@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
@@ -18,6 +19,7 @@ inline constexpr int8_t kCoordinatorTransaction = 1;
 
 struct FindCoordinatorRequest {
   static constexpr ApiKey kApiKey = ApiKey::kFindCoordinator;
+  static constexpr MessageVersions kVersions{0, 4};
 
   std::string key;                            // v0-3
   int8_t key_type = kCoordinatorGroup;        // v1+
@@ -33,6 +35,7 @@ struct FindCoordinatorRequest {
 
 struct FindCoordinatorResponse {
   static constexpr ApiKey kApiKey = ApiKey::kFindCoordinator;
+  static constexpr MessageVersions kVersions{0, 4};
 
   struct Coordinator {
     std::string key;

@@ -7,12 +7,14 @@
 #include <string>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 struct InitProducerIdRequest {
   static constexpr ApiKey kApiKey = ApiKey::kInitProducerId;
+  static constexpr MessageVersions kVersions{0, 5};
 
   std::optional<std::string> transactional_id;  // null: an idempotent, non-transactional producer
   int32_t transaction_timeout_ms = 0;
@@ -30,6 +32,7 @@ struct InitProducerIdRequest {
 
 struct InitProducerIdResponse {
   static constexpr ApiKey kApiKey = ApiKey::kInitProducerId;
+  static constexpr MessageVersions kVersions{0, 5};
 
   int32_t throttle_time_ms = 0;
   int16_t error_code = 0;

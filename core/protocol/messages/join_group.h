@@ -10,12 +10,14 @@
 
 #include "core/base/bytes.h"
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 struct JoinGroupRequest {
   static constexpr ApiKey kApiKey = ApiKey::kJoinGroup;
+  static constexpr MessageVersions kVersions{2, 6};
 
   struct Protocol {
     std::string name;
@@ -50,6 +52,7 @@ struct JoinGroupRequest {
 
 struct JoinGroupResponse {
   static constexpr ApiKey kApiKey = ApiKey::kJoinGroup;
+  static constexpr MessageVersions kVersions{2, 6};
 
   struct Member {
     std::string member_id;

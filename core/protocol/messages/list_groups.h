@@ -7,12 +7,14 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 struct ListGroupsRequest {
   static constexpr ApiKey kApiKey = ApiKey::kListGroups;
+  static constexpr MessageVersions kVersions{0, 4};
 
   std::vector<std::string> states_filter;  // v4+; empty: every state
 
@@ -24,6 +26,7 @@ struct ListGroupsRequest {
 
 struct ListGroupsResponse {
   static constexpr ApiKey kApiKey = ApiKey::kListGroups;
+  static constexpr MessageVersions kVersions{0, 4};
 
   struct Group {
     std::string group_id;

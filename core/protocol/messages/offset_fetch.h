@@ -9,12 +9,14 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 struct OffsetFetchRequest {
   static constexpr ApiKey kApiKey = ApiKey::kOffsetFetch;
+  static constexpr MessageVersions kVersions{1, 8};
 
   struct Topic {
     std::string name;
@@ -54,6 +56,7 @@ struct OffsetFetchRequest {
 
 struct OffsetFetchResponse {
   static constexpr ApiKey kApiKey = ApiKey::kOffsetFetch;
+  static constexpr MessageVersions kVersions{1, 8};
 
   struct Partition {
     int32_t partition_index = 0;

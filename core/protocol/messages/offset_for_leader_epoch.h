@@ -7,12 +7,14 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 struct OffsetForLeaderEpochRequest {
   static constexpr ApiKey kApiKey = ApiKey::kOffsetForLeaderEpoch;
+  static constexpr MessageVersions kVersions{0, 4};
 
   struct Partition {
     int32_t partition = 0;
@@ -50,6 +52,7 @@ struct OffsetForLeaderEpochRequest {
 
 struct OffsetForLeaderEpochResponse {
   static constexpr ApiKey kApiKey = ApiKey::kOffsetForLeaderEpoch;
+  static constexpr MessageVersions kVersions{0, 4};
 
   struct Partition {
     int16_t error_code = 0;

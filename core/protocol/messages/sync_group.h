@@ -9,12 +9,14 @@
 
 #include "core/base/bytes.h"
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 struct SyncGroupRequest {
   static constexpr ApiKey kApiKey = ApiKey::kSyncGroup;
+  static constexpr MessageVersions kVersions{0, 4};
 
   struct Assignment {
     std::string member_id;
@@ -45,6 +47,7 @@ struct SyncGroupRequest {
 
 struct SyncGroupResponse {
   static constexpr ApiKey kApiKey = ApiKey::kSyncGroup;
+  static constexpr MessageVersions kVersions{0, 4};
 
   int32_t throttle_time_ms = 0;  // v1+
   int16_t error_code = 0;
