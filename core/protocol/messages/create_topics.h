@@ -1,5 +1,6 @@
-// CreateTopics (key 19), v0-7 (advertised 2-7); v5+ is flexible. Schema: apache/kafka 3.9 CreateTopicsRequest.json /
-// CreateTopicsResponse.json. v5 adds the resulting configs to the response, v7 the topic id.
+// CreateTopics (key 19), v0-7; v5+ is flexible. Schema: apache/kafka 3.9 CreateTopicsRequest.json /
+// CreateTopicsResponse.json. v1 adds validate_only and the error message, v2 the throttle time, v5 the resulting
+// configs, partition count and replication factor, v7 the topic id.
 #pragma once
 
 #include <cstdint>

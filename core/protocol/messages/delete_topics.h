@@ -1,4 +1,4 @@
-// DeleteTopics (key 20), v0-6 (advertised 1-6); v4+ is flexible. Schema: apache/kafka 3.9 DeleteTopicsRequest.json /
+// DeleteTopics (key 20), v0-6; v4+ is flexible. Schema: apache/kafka 3.9 DeleteTopicsRequest.json /
 // DeleteTopicsResponse.json. v6 names topics by name or id (Topics[]) instead of TopicNames[].
 #pragma once
 

@@ -1,6 +1,6 @@
-// DescribeConfigs (key 32), v0-3 (advertised 1-3; v4, flexible, is not). Schema: apache/kafka 3.9
-// DescribeConfigsRequest.json / DescribeConfigsResponse.json. v1 adds synonyms and config_source, v3 config_type and
-// documentation. Also the resource types and config sources the three config APIs share.
+// DescribeConfigs (key 32), v0-4; v4 is flexible. Schema: apache/kafka 3.9 DescribeConfigsRequest.json /
+// DescribeConfigsResponse.json. v0 answers is_default where v1+ answer config_source; v1 adds synonyms, v3
+// config_type and documentation. Also the resource types and config sources the three config APIs share.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
-// InitProducerId (key 22), v0-4; v2+ is flexible. Schema: apache/kafka 3.9 InitProducerIdRequest.json /
-// InitProducerIdResponse.json.
+// InitProducerId (key 22), v0-5; v2+ is flexible. Schema: apache/kafka 3.9 InitProducerIdRequest.json /
+// InitProducerIdResponse.json. v3 adds the producer id and epoch to the request; v4 and v5 change only which
+// errors a transactional producer may get (PRODUCER_FENCED, TRANSACTION_ABORTABLE).
 #pragma once
 
 #include <cstdint>

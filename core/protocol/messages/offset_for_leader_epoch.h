@@ -1,5 +1,6 @@
-// OffsetForLeaderEpoch (key 23), v2-4; v4 is flexible. Schema: apache/kafka 3.9 OffsetForLeaderEpochRequest.json /
-// OffsetForLeaderEpochResponse.json.
+// OffsetForLeaderEpoch (key 23), v0-4; v4 is flexible. Schema: apache/kafka 3.9 OffsetForLeaderEpochRequest.json /
+// OffsetForLeaderEpochResponse.json. v1 answers the epoch with its end offset, v2 adds the current leader epoch
+// (fencing) and the throttle time, v3 the replica id.
 #pragma once
 
 #include <cstdint>
