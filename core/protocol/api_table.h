@@ -32,12 +32,12 @@ inline constexpr int16_t kNeverFlexible = std::numeric_limits<int16_t>::max();
   X(DescribeGroups, 15, 0, 5, 5)                   \
   X(ListGroups, 16, 0, 5, 3)                       \
   X(ApiVersions, 18, 0, 3, 3)                      \
-  X(CreateTopics, 19, 2, 7, 5)                     \
-  X(DeleteTopics, 20, 1, 6, 4)                     \
+  X(CreateTopics, 19, 0, 7, 5)                     \
+  X(DeleteTopics, 20, 0, 6, 4)                     \
   X(DeleteRecords, 21, 0, 2, 2)                    \
-  X(InitProducerId, 22, 0, 4, 2)                   \
-  X(OffsetForLeaderEpoch, 23, 2, 4, 4)             \
-  X(DescribeConfigs, 32, 1, 3, 4)                  \
+  X(InitProducerId, 22, 0, 5, 2)                   \
+  X(OffsetForLeaderEpoch, 23, 0, 4, 4)             \
+  X(DescribeConfigs, 32, 0, 4, 4)                  \
   X(AlterConfigs, 33, 0, 2, 2)                     \
   X(DeleteGroups, 42, 0, 2, 2)                     \
   X(IncrementalAlterConfigs, 44, 0, 1, 1)          \

@@ -8,12 +8,14 @@
 
 #include "core/base/bytes.h"
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 struct ApiVersionsRequest {
   static constexpr ApiKey kApiKey = ApiKey::kApiVersions;
+  static constexpr MessageVersions kVersions{0, 3};
 
   std::string client_software_name;     // v3+, e.g. "librdkafka"
   std::string client_software_version;  // v3+
@@ -27,6 +29,7 @@ struct ApiVersionsRequest {
 
 struct ApiVersionsResponse {
   static constexpr ApiKey kApiKey = ApiKey::kApiVersions;
+  static constexpr MessageVersions kVersions{0, 3};
 
   struct ApiVersion {
     int16_t api_key = 0;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
@@ -18,6 +19,7 @@ inline constexpr int8_t kReadCommitted = 1;
 
 struct FetchRequest {
   static constexpr ApiKey kApiKey = ApiKey::kFetch;
+  static constexpr MessageVersions kVersions{4, 12};
 
   struct Partition {
     int32_t partition = 0;
@@ -90,6 +92,7 @@ struct FetchRequest {
 
 struct FetchResponse {
   static constexpr ApiKey kApiKey = ApiKey::kFetch;
+  static constexpr MessageVersions kVersions{4, 12};
 
   struct EpochEndOffset {
     int32_t epoch = -1;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
@@ -20,6 +21,7 @@ inline constexpr int8_t kCoordinatorShare = 2;  // v6+
 
 struct FindCoordinatorRequest {
   static constexpr ApiKey kApiKey = ApiKey::kFindCoordinator;
+  static constexpr MessageVersions kVersions{0, 6};
 
   std::string key;                            // v0-3
   int8_t key_type = kCoordinatorGroup;        // v1+
@@ -35,6 +37,7 @@ struct FindCoordinatorRequest {
 
 struct FindCoordinatorResponse {
   static constexpr ApiKey kApiKey = ApiKey::kFindCoordinator;
+  static constexpr MessageVersions kVersions{0, 6};
 
   struct Coordinator {
     std::string key;

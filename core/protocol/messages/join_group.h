@@ -12,12 +12,14 @@
 
 #include "core/base/bytes.h"
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 struct JoinGroupRequest {
   static constexpr ApiKey kApiKey = ApiKey::kJoinGroup;
+  static constexpr MessageVersions kVersions{0, 9};
 
   struct Protocol {
     std::string name;
@@ -54,6 +56,7 @@ struct JoinGroupRequest {
 
 struct JoinGroupResponse {
   static constexpr ApiKey kApiKey = ApiKey::kJoinGroup;
+  static constexpr MessageVersions kVersions{0, 9};
 
   struct Member {
     std::string member_id;

@@ -9,12 +9,14 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 struct LeaveGroupRequest {
   static constexpr ApiKey kApiKey = ApiKey::kLeaveGroup;
+  static constexpr MessageVersions kVersions{0, 5};
 
   struct Member {
     std::string member_id;
@@ -43,6 +45,7 @@ struct LeaveGroupRequest {
 
 struct LeaveGroupResponse {
   static constexpr ApiKey kApiKey = ApiKey::kLeaveGroup;
+  static constexpr MessageVersions kVersions{0, 5};
 
   struct Member {
     std::string member_id;

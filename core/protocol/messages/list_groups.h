@@ -8,12 +8,14 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 struct ListGroupsRequest {
   static constexpr ApiKey kApiKey = ApiKey::kListGroups;
+  static constexpr MessageVersions kVersions{0, 5};
 
   std::vector<std::string> states_filter;  // v4+; empty: every state
   std::vector<std::string> types_filter;   // v5+; empty: every type
@@ -27,6 +29,7 @@ struct ListGroupsRequest {
 
 struct ListGroupsResponse {
   static constexpr ApiKey kApiKey = ApiKey::kListGroups;
+  static constexpr MessageVersions kVersions{0, 5};
 
   struct Group {
     std::string group_id;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
@@ -18,6 +19,7 @@ inline constexpr int64_t kMaxTimestamp = -3;  // v7+ in Kafka
 
 struct ListOffsetsRequest {
   static constexpr ApiKey kApiKey = ApiKey::kListOffsets;
+  static constexpr MessageVersions kVersions{1, 5};
 
   struct Partition {
     int32_t partition_index = 0;
@@ -57,6 +59,7 @@ struct ListOffsetsRequest {
 
 struct ListOffsetsResponse {
   static constexpr ApiKey kApiKey = ApiKey::kListOffsets;
+  static constexpr MessageVersions kVersions{1, 5};
 
   struct Partition {
     int32_t partition_index = 0;

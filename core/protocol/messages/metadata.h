@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
@@ -18,6 +19,7 @@ inline constexpr int32_t kAuthorizedOperationsOmitted = std::numeric_limits<int3
 
 struct MetadataRequest {
   static constexpr ApiKey kApiKey = ApiKey::kMetadata;
+  static constexpr MessageVersions kVersions{0, 9};
 
   struct Topic {
     std::string name;
@@ -48,6 +50,7 @@ struct MetadataRequest {
 
 struct MetadataResponse {
   static constexpr ApiKey kApiKey = ApiKey::kMetadata;
+  static constexpr MessageVersions kVersions{0, 9};
 
   struct Broker {
     int32_t node_id = 0;

@@ -10,12 +10,14 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 struct OffsetCommitRequest {
   static constexpr ApiKey kApiKey = ApiKey::kOffsetCommit;
+  static constexpr MessageVersions kVersions{0, 9};
 
   struct Partition {
     int32_t partition_index = 0;
@@ -65,6 +67,7 @@ struct OffsetCommitRequest {
 
 struct OffsetCommitResponse {
   static constexpr ApiKey kApiKey = ApiKey::kOffsetCommit;
+  static constexpr MessageVersions kVersions{0, 9};
 
   struct Partition {
     int32_t partition_index = 0;

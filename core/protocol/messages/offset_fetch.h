@@ -10,12 +10,14 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 struct OffsetFetchRequest {
   static constexpr ApiKey kApiKey = ApiKey::kOffsetFetch;
+  static constexpr MessageVersions kVersions{0, 9};
 
   struct Topic {
     std::string name;
@@ -59,6 +61,7 @@ struct OffsetFetchRequest {
 
 struct OffsetFetchResponse {
   static constexpr ApiKey kApiKey = ApiKey::kOffsetFetch;
+  static constexpr MessageVersions kVersions{0, 9};
 
   struct Partition {
     int32_t partition_index = 0;

@@ -10,12 +10,14 @@
 
 #include "core/base/bytes.h"
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 struct SyncGroupRequest {
   static constexpr ApiKey kApiKey = ApiKey::kSyncGroup;
+  static constexpr MessageVersions kVersions{0, 5};
 
   struct Assignment {
     std::string member_id;
@@ -50,6 +52,7 @@ struct SyncGroupRequest {
 
 struct SyncGroupResponse {
   static constexpr ApiKey kApiKey = ApiKey::kSyncGroup;
+  static constexpr MessageVersions kVersions{0, 5};
 
   int32_t throttle_time_ms = 0;  // v1+
   int16_t error_code = 0;

@@ -172,7 +172,7 @@ TEST(InitProducerId, HandsOutNewIdsAtEveryVersionAndRefusesTransactionalIds) {
   BrokerHarness harness;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker&) {
     int64_t last = -1;
-    for (int16_t version = 0; version <= 4; ++version) {
+    for (int16_t version = 0; version <= 5; ++version) {
       const int64_t id = new_producer_id(client, version);
       EXPECT_GT(id, last) << "v" << version;
       last = id;
