@@ -114,7 +114,7 @@ struct Messages<ApiKey::kOffsetCommit> {
   static Request make(int16_t) {
     Request request;  // generation -1, no member: a standalone commit
     request.group_id = kGroup;
-    request.topics.push_back({kTopic, {{0, 1, -1, std::nullopt}}});
+    request.topics.push_back({kTopic, {{.partition_index = 0, .committed_offset = 1}}});
     return request;
   }
 };
@@ -127,7 +127,7 @@ struct Messages<ApiKey::kOffsetFetch> {
     Request request;
     request.group_id = kGroup;                                                       // v0-7
     request.topics = std::vector<Request::Topic>{{kTopic, {0}}};                     // v0-7
-    request.groups.push_back({kGroup, std::vector<Request::Topic>{{kTopic, {0}}}});  // v8+
+    request.groups.push_back({.group_id = kGroup, .topics = std::vector<Request::Topic>{{kTopic, {0}}}});  // v8+
     return request;
   }
 };

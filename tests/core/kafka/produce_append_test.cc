@@ -41,8 +41,9 @@ Bytes batch_claiming(int64_t header_max, int64_t oldest, const storage::BatchOpt
   return batch;
 }
 
-// Produce v8 of one batch to topic/0: that partition's answer.
+// Produce v8 of one batch to topic/0 (created first through Metadata, as clients do): that partition's answer.
 ProduceResponse::PartitionResponse produce_one(KafkaClient& client, const std::string& topic, const Bytes& batch) {
+  auto_create(client, {topic});
   ProduceRequest request;
   request.acks = -1;
   request.timeout_ms = 30000;
