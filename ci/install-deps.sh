@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Sluice needs to build and test, and only those that are missing.
 # Idempotent: when everything is present it touches nothing (no apt-get update) and says so.
+# usage: ci/install-deps.sh [PACKAGE...]   (with names: those packages instead of Sluice's own list)
 set -euo pipefail
 
-readonly PACKAGES=(
+readonly DEFAULT_PACKAGES=(
   build-essential g++ cmake ninja-build ccache lld pkg-config git python3
   libboost-context-dev libspdlog-dev libfmt-dev libcli11-dev librapidcheck-dev
   libgtest-dev libgmock-dev googletest libtomlplusplus-dev
@@ -13,6 +14,11 @@ readonly PACKAGES=(
   python3-dev pybind11-dev python3-pybind11 python3-numpy python3-pytest
   python3-nbclient python3-nbformat python3-ipykernel python3-matplotlib
 )
+if [[ $# -gt 0 ]]; then
+  readonly PACKAGES=("$@")
+else
+  readonly PACKAGES=("${DEFAULT_PACKAGES[@]}")
+fi
 
 is_installed() {
   local status

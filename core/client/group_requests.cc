@@ -93,7 +93,7 @@ protocol::LeaveGroupRequest leave_group_request(const MemberIdentity& member) {
   protocol::LeaveGroupRequest request;
   request.group_id = member.group_id;
   request.member_id = member.member_id;                                     // v0-2
-  request.members.push_back({member.member_id, member.group_instance_id});  // v3+
+  request.members.push_back({member.member_id, member.group_instance_id, std::nullopt});  // v3+
   return request;
 }
 
@@ -132,7 +132,9 @@ OffsetFetchRequest offset_fetch_request(const std::string& group_id, const std::
   if (partitions.empty() && version >= 2) topics = std::nullopt;
   request.group_id = group_id;  // v0-7
   request.topics = topics;
-  request.groups.push_back({group_id, topics});  // v8+
+  OffsetFetchRequest::Group& group = request.groups.emplace_back();  // v8+
+  group.group_id = group_id;
+  group.topics = topics;
   return request;
 }
 

@@ -83,8 +83,8 @@ class GroupCoordinator {
   OffsetDeleteResult delete_offsets(const std::string& group_id,
                                     const std::vector<storage::TopicPartition>& partitions);
   std::vector<ErrorCode> delete_groups(const std::vector<std::string>& group_ids);
-  // States are matched case-insensitively; an empty filter lists every group.
-  ListResult list(const std::vector<std::string>& states);
+  // States and types are matched case-insensitively; an empty filter does not filter. Every group is classic.
+  ListResult list(const std::vector<std::string>& states, const std::vector<std::string>& types = {});
   GroupDescription describe(const std::string& group_id);
 
   // Kafka's onPartitionsDeleted: the deleted topic's committed offsets leave every group (tombstones; a group left

@@ -173,19 +173,21 @@ std::vector<ErrorCode> GroupCoordinator::delete_groups(const std::vector<std::st
   return errors;
 }
 
-ListResult GroupCoordinator::list(const std::vector<std::string>& states) {
+ListResult GroupCoordinator::list(const std::vector<std::string>& states, const std::vector<std::string>& types) {
   ListResult result;
   if (stopping_) {
     result.error = ErrorCode::kCoordinatorNotAvailable;
     return result;
   }
   if (loading_) result.error = ErrorCode::kCoordinatorLoadInProgress;
+  auto classic = [](const std::string& type) { return lower(type) == kClassicGroupType; };
+  if (!types.empty() && std::none_of(types.begin(), types.end(), classic)) return result;
   std::set<std::string> wanted;
   for (const std::string& state : states) wanted.insert(lower(state));
   for (const auto& [id, group] : groups_) {
     const std::string state(state_name(group->state));
     if (!wanted.empty() && wanted.count(lower(state)) == 0) continue;
-    result.groups.push_back(GroupListing{id, group->protocol_type.value_or(""), state});
+    result.groups.push_back(GroupListing{id, group->protocol_type.value_or(""), state, std::string(kClassicGroupType)});
   }
   return result;
 }

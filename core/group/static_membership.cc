@@ -62,9 +62,18 @@ void GroupCoordinator::replace_static_member(const GroupPtr& group, const std::s
         parked.result = join_error(ErrorCode::kFencedInstanceId, new_id);
         return;
       }
+      const bool leader = group->leader == new_id;
+      if (request.supports_skip_assignment) {
+        // JoinGroup v9+: the leader learns it leads (and the members, to watch their metadata) but keeps the
+        // assignment the Stable group has; SyncGroup hands it its own part.
+        JoinResult answer = current_generation_answer(*group, new_id, leader);
+        answer.skip_assignment = leader;
+        parked.result = std::move(answer);
+        return;
+      }
       JoinResult answer = current_generation_answer(*group, new_id, false);
-      // Before JoinGroup v9 (no SkipAssignment) a returning leader must not assign for a Stable group: it is told
-      // the old leader id, so it acts as a follower and SyncGroup hands it its assignment.
+      // Before v9 a returning leader must not assign for a Stable group: it is told the old leader id, so it acts
+      // as a follower and SyncGroup hands it its assignment.
       answer.leader_id = old_leader.value_or("");
       parked.result = std::move(answer);
       return;

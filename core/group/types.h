@@ -51,6 +51,7 @@ struct JoinRequest {
   std::string protocol_type;
   std::vector<Protocol> protocols;
   bool require_known_member_id = false;  // JoinGroup v4+: a new member first gets MEMBER_ID_REQUIRED
+  bool supports_skip_assignment = false;  // JoinGroup v9+: a returning static leader may be told to skip assigning
 };
 
 struct JoinMember {
@@ -67,6 +68,7 @@ struct JoinResult {
   std::string leader_id;
   std::string member_id;
   std::vector<JoinMember> members;  // the leader's answer only
+  bool skip_assignment = false;     // the leader keeps the Stable group's assignment instead of computing one
 };
 
 struct SyncRequest {
@@ -138,10 +140,14 @@ struct OffsetDeleteResult {
   std::vector<ErrorCode> partitions;  // in request order (empty with a group error)
 };
 
+// The type of every group this coordinator keeps (Kafka's GroupType.CLASSIC): it runs no KIP-848 groups.
+inline constexpr std::string_view kClassicGroupType = "classic";
+
 struct GroupListing {
   std::string group_id;
   std::string protocol_type;
   std::string state;
+  std::string type;
 };
 
 struct ListResult {

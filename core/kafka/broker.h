@@ -62,6 +62,9 @@ class Broker {
 
   uint64_t connections_accepted() const { return next_connection_id_ - 1; }
   size_t open_connections() const { return connections_.size(); }
+  // Requests read with bytes after their body, which Kafka ignores and so does this broker (handler.h).
+  uint64_t requests_with_trailing_bytes() const { return requests_with_trailing_bytes_; }
+  void count_trailing_bytes() { ++requests_with_trailing_bytes_; }
 
  private:
   Broker(Env env, BrokerConfig config, std::unique_ptr<storage::LogManager> logs);
@@ -84,6 +87,7 @@ class Broker {
   Listener* listener_ = nullptr;  // while serving
   bool stopping_ = false;
   uint64_t next_connection_id_ = 1;
+  uint64_t requests_with_trailing_bytes_ = 0;
   std::map<uint64_t, Connection> connections_;
 };
 

@@ -39,10 +39,23 @@ struct HandlerOutcome {
 
 using Handler = Result<HandlerOutcome> (*)(RequestContext& ctx, ByteView body);
 
+// Bytes found after a request's body: counted (Broker::requests_with_trailing_bytes) and logged at debug level.
+void note_trailing_bytes(RequestContext& ctx, size_t trailing);
+
+// Decodes Req at the request's version as Kafka does: bytes past the schema are ignored (noted above), so that
+// librdkafka 2.15's all-topics Metadata v9+, which carries a 4-byte placeholder for a 1-byte array length, is read.
+template <protocol::ApiMessage Req>
+Result<Req> decode_request(RequestContext& ctx, ByteView body) {
+  size_t trailing = 0;
+  SLUICE_ASSIGN_OR_RETURN(Req request, protocol::decode_request<Req>(body, ctx.version(), &trailing));
+  if (trailing != 0) note_trailing_bytes(ctx, trailing);
+  return request;
+}
+
 // Decodes Req at the request's version, runs `fn`, encodes its Resp at the same version.
 template <protocol::ApiMessage Req, protocol::ApiMessage Resp>
 Result<HandlerOutcome> typed(RequestContext& ctx, ByteView body, Result<Resp> (*fn)(RequestContext&, const Req&)) {
-  SLUICE_ASSIGN_OR_RETURN(Req request, protocol::decode_message<Req>(body, ctx.version()));
+  SLUICE_ASSIGN_OR_RETURN(Req request, decode_request<Req>(ctx, body));
   SLUICE_ASSIGN_OR_RETURN(Resp response, fn(ctx, request));
   Bytes out;
   SLUICE_TRY(protocol::encode_message(response, ctx.version(), &out));

@@ -41,7 +41,8 @@ class TopicTable {
   // CreateTopics: validates the name (INVALID_TOPIC_EXCEPTION), the count (INVALID_PARTITIONS) and that the
   // topic is new (TOPIC_ALREADY_EXISTS), then creates every partition; a failure part-way removes what it made.
   Result<const TopicInfo*> create(const std::string& name, int32_t partitions, const storage::TopicConfig& config);
-  // The topic, created with the broker defaults when auto.create.topics.enable allows and the name is valid.
+  // Metadata's auto-creation (Produce never creates, as in Kafka): the topic, created with the broker defaults
+  // when auto.create.topics.enable allows and the name is valid.
   // nullptr (no error) when it does not exist and may not be created.
   Result<const TopicInfo*> find_or_create(const std::string& name);
   // DeleteTopics: every partition's directory goes. UNKNOWN_TOPIC_OR_PARTITION when absent.

@@ -25,22 +25,22 @@ inline constexpr int16_t kNeverFlexible = std::numeric_limits<int16_t>::max();
   X(Fetch, 1, 4, 17, 12)                           \
   X(ListOffsets, 2, 0, 9, 6)                       \
   X(Metadata, 3, 0, 12, 9)                         \
-  X(OffsetCommit, 8, 2, 8, 8)                      \
-  X(OffsetFetch, 9, 1, 8, 6)                       \
-  X(FindCoordinator, 10, 0, 4, 3)                  \
-  X(JoinGroup, 11, 2, 6, 6)                        \
+  X(OffsetCommit, 8, 0, 9, 8)                      \
+  X(OffsetFetch, 9, 0, 9, 6)                       \
+  X(FindCoordinator, 10, 0, 6, 3)                  \
+  X(JoinGroup, 11, 0, 9, 6)                        \
   X(Heartbeat, 12, 0, 4, 4)                        \
-  X(LeaveGroup, 13, 0, 4, 4)                       \
-  X(SyncGroup, 14, 0, 4, 4)                        \
+  X(LeaveGroup, 13, 0, 5, 4)                       \
+  X(SyncGroup, 14, 0, 5, 4)                        \
   X(DescribeGroups, 15, 0, 5, 5)                   \
-  X(ListGroups, 16, 0, 4, 3)                       \
+  X(ListGroups, 16, 0, 5, 3)                       \
   X(ApiVersions, 18, 0, 4, 3)                      \
-  X(CreateTopics, 19, 2, 7, 5)                     \
-  X(DeleteTopics, 20, 1, 6, 4)                     \
+  X(CreateTopics, 19, 0, 7, 5)                     \
+  X(DeleteTopics, 20, 0, 6, 4)                     \
   X(DeleteRecords, 21, 0, 2, 2)                    \
-  X(InitProducerId, 22, 0, 4, 2)                   \
-  X(OffsetForLeaderEpoch, 23, 2, 4, 4)             \
-  X(DescribeConfigs, 32, 1, 3, 4)                  \
+  X(InitProducerId, 22, 0, 5, 2)                   \
+  X(OffsetForLeaderEpoch, 23, 0, 4, 4)             \
+  X(DescribeConfigs, 32, 0, 4, 4)                  \
   X(AlterConfigs, 33, 0, 2, 2)                     \
   X(DeleteGroups, 42, 0, 2, 2)                     \
   X(IncrementalAlterConfigs, 44, 0, 1, 1)          \

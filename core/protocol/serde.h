@@ -325,6 +325,17 @@ Status decode(ByteView in, int16_t version, bool flexible, T* out) {
   return reader.status();
 }
 
+// The same without the check on what follows: `*trailing` receives how many bytes came after the struct. Only for
+// requests arriving at the broker, which Kafka reads this way (librdkafka 2.15's all-topics Metadata v9+ carries
+// bytes past its schema); codec tests, the fuzzer and every response keep the strict `decode`.
+template <Serde T>
+Status decode_leading(ByteView in, int16_t version, bool flexible, T* out, size_t* trailing) {
+  Reader reader(in);
+  Decoder(reader, version, flexible).read_struct("message", *out);
+  *trailing = reader.ok() ? reader.remaining() : 0;
+  return reader.status();
+}
+
 // Appends the encoding of `msg` to `*out`. Fails (kInvalidArgument) on a null in a non-nullable version or a string
 // or array too long for its length field; `*out` then holds a partial encoding.
 template <Serde T>

@@ -92,6 +92,19 @@ void set_log_append_time(MutableByteView batch, int64_t timestamp_ms) {
   rewrite_crc(batch);
 }
 
+ByteView with_create_time_max_timestamp(ByteView batch, int64_t records_max_timestamp, Bytes* storage) {
+  SLUICE_ASSERT(batch.size() >= kBatchHeaderBytes);
+  const uint16_t attributes = static_cast<uint16_t>(read_be(batch.data() + 21, 2));
+  const int64_t max_timestamp = static_cast<int64_t>(read_be(batch.data() + 35, 8));
+  if ((attributes & 0x08) == 0 && max_timestamp == records_max_timestamp) return batch;
+  storage->assign(batch.begin(), batch.end());
+  MutableByteView copy(*storage);
+  write_be(copy.data() + 21, attributes & ~uint16_t{0x08}, 2);
+  write_be(copy.data() + 35, static_cast<uint64_t>(records_max_timestamp), 8);
+  rewrite_crc(copy);
+  return ByteView(*storage);
+}
+
 Result<std::vector<BatchSpan>> split_batches(ByteView buffer, size_t* consumed) {
   std::vector<BatchSpan> spans;
   size_t position = 0;

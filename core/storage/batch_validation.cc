@@ -12,6 +12,8 @@
 //                                        INVALID_RECORD, a timestamp outside the window (or a client-set
 //                                        LogAppendTime) INVALID_TIMESTAMP, which wins when both occur; every
 //                                        failing record is reported with its index (RecordError, KIP-467)
+//   LogValidator.assignOffsetsNonCompressed, validateMessagesAndAssignOffsetsCompressed: the records' largest
+//                                        timestamp (ValidBatch), never the header's max timestamp
 // Where Sluice is stricter than Kafka, on purpose:
 //   - inner offset deltas other than 0..n-1 are INVALID_RECORD (Kafka rebuilds compressed batches and stores
 //     uncompressed ones as they came; every current client writes 0..n-1, and storing them as sent would break
@@ -20,6 +22,7 @@
 //   - a records section that does not decompress, or decompresses past kMaxDecompressedBytes, is INVALID_RECORD
 //     (Kafka answers UNKNOWN_SERVER_ERROR from a KafkaException; the batch is bad, not the broker, and a client
 //     must not retry it, which rules out the retriable CORRUPT_MESSAGE). So is an unknown codec number.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -137,8 +140,8 @@ Status record_errors_status(const std::vector<RecordError>& errors, int32_t tota
   return invalid_record(std::move(message));
 }
 
-Status check_records(ByteView batch, const BatchHeader& header, const ValidationRules& rules,
-                     std::vector<RecordError>* record_errors) {
+Result<ValidBatch> check_records(ByteView batch, const BatchHeader& header, const ValidationRules& rules,
+                                 std::vector<RecordError>* record_errors) {
   Bytes storage;
   Result<ByteView> section = records_section(batch, header, &storage, kMaxDecompressedBytes);
   if (!section.ok()) return invalid_record("records section: " + section.status().message());
@@ -147,6 +150,7 @@ Status check_records(ByteView batch, const BatchHeader& header, const Validation
   std::vector<RecordError> errors;
   int32_t total = 0;
   bool any_timestamp_error = false;
+  ValidBatch valid;
   while (true) {
     Result<bool> more = reader.next(&view);
     if (!more.ok()) return invalid_record(more.status().message());
@@ -156,6 +160,7 @@ Status check_records(ByteView batch, const BatchHeader& header, const Validation
       return invalid_record("record " + std::to_string(index) + " has offset delta " +
                             std::to_string(view.offset_delta));
     }
+    valid.records_max_timestamp = std::max(valid.records_max_timestamp, record_timestamp(header, view));
     // One error per record, the key's before the timestamp's, as Kafka's validateRecord reports them.
     const bool key_missing = rules.compacted && !view.key.has_value();
     const bool timestamp_failed = !key_missing && timestamp_fails(header, view, rules);
@@ -167,7 +172,7 @@ Status check_records(ByteView batch, const BatchHeader& header, const Validation
                                                " has no key, which a compacted topic requires"
                                          : timestamp_error(header, view, index, rules)});
   }
-  if (errors.empty()) return Status();
+  if (errors.empty()) return valid;
   Status status = record_errors_status(errors, total, any_timestamp_error);
   if (record_errors != nullptr) *record_errors = std::move(errors);
   return status;
@@ -175,7 +180,8 @@ Status check_records(ByteView batch, const BatchHeader& header, const Validation
 
 }  // namespace
 
-Status validate_produce_batch(ByteView batch, const ValidationRules& rules, std::vector<RecordError>* record_errors) {
+Result<ValidBatch> validate_produce_batch(ByteView batch, const ValidationRules& rules,
+                                          std::vector<RecordError>* record_errors) {
   SLUICE_TRY(check_framing(batch, rules));
   Result<BatchHeader> header = parse_batch_header(batch);
   // Framing passed, so only a negative count or last offset delta can fail the parse.

@@ -154,7 +154,8 @@ Result<ConfigValue> parse_config_value(std::string_view name, std::string_view r
     case ConfigType::kDouble:
       return parse_real(name, raw, s, rule);
     case ConfigType::kString: {
-      if (!is_allowed(rule, s)) return invalid_config(name, s.empty() ? "\"\"" : s, one_of(rule));
+      const bool accepted = rule.accepts != nullptr ? rule.accepts(s) : is_allowed(rule, s);
+      if (!accepted) return invalid_config(name, s.empty() ? "\"\"" : s, one_of(rule));
       ConfigValue value;
       value.text = std::string(s);
       return value;

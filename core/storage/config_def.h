@@ -27,7 +27,7 @@ enum class ConfigType : int8_t { kBoolean = 1, kString = 2, kInt = 3, kLong = 5,
 std::string_view config_type_name(ConfigType type);
 
 // What a key accepts. Numbers must lie in [min, max] (kInt additionally in int32); strings and every list item must
-// be one of `allowed`.
+// be one of `allowed` (or pass `accepts`).
 struct ConfigRule {
   ConfigType type = ConfigType::kLong;
   int64_t min = std::numeric_limits<int64_t>::min();
@@ -37,6 +37,8 @@ struct ConfigRule {
   // A value equal to min_real is refused too (Kafka has no such bound; Sluice uses it for a load factor).
   bool min_real_exclusive = false;
   std::span<const std::string_view> allowed = {};
+  // kString only: when set, decides instead of an exact match on `allowed` (which then only describes the values).
+  bool (*accepts)(std::string_view value) = nullptr;
 };
 
 // A parsed, validated value; only the member for the rule's type is meaningful.

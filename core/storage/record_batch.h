@@ -98,6 +98,11 @@ std::array<uint8_t, kBaseOffsetBytes> encode_base_offset(int64_t base_offset);
 void set_partition_leader_epoch(MutableByteView batch, int32_t epoch);
 // LogAppendTime: sets the timestamp-type bit and max_timestamp to `timestamp_ms`, then recomputes the CRC.
 void set_log_append_time(MutableByteView batch, int64_t timestamp_ms);
+// CreateTime (LogValidator's setMaxTimestamp): the header as the records say, max_timestamp =
+// `records_max_timestamp` (ValidBatch) with the timestamp-type bit clear. `batch` itself when its header already
+// says so; otherwise `*storage` receives a copy with those header fields and the CRC rewritten (the records
+// section, compressed or not, is untouched) and the answer views it. REQUIRES: `batch` is one whole batch.
+ByteView with_create_time_max_timestamp(ByteView batch, int64_t records_max_timestamp, Bytes* storage);
 // (A KIP-534 delete horizon cannot be set in place: record timestamps are deltas from base_timestamp, which the
 // horizon replaces. The cleaner rebuilds such batches with build_batch and BatchOptions::delete_horizon_ms.)
 
@@ -158,7 +163,13 @@ struct RecordError {
   std::string message;
 };
 inline constexpr size_t kMaxRecordErrors = 100;  // bounds the response to a batch of millions of bad records
-Status validate_produce_batch(ByteView batch, const ValidationRules& rules,
-                              std::vector<RecordError>* record_errors = nullptr);
+// What a valid batch's records say about it, for the header a CreateTime topic stores.
+struct ValidBatch {
+  // The largest record timestamp, -1 when none is above -1 (LogValidator's maxTimestamp). Producers may write -1
+  // or a wrong value in the header's max_timestamp (sarama does), so the header is not asked.
+  int64_t records_max_timestamp = -1;
+};
+Result<ValidBatch> validate_produce_batch(ByteView batch, const ValidationRules& rules,
+                                          std::vector<RecordError>* record_errors = nullptr);
 
 }  // namespace sluice::storage

@@ -92,6 +92,9 @@ struct TopicConfig {
   int64_t message_timestamp_before_max_ms = kLongMax;
   int64_t message_timestamp_after_max_ms = kLongMax;
   int32_t min_insync_replicas = 1;
+  // Deprecated and without effect since Kafka 3.0 (records are always magic v2); kept so that old tools setting it
+  // succeed, as on Kafka 3.9.
+  std::string message_format_version = "3.0-IV1";
   bool unclean_leader_election_enable = false;
   // compression.type: the codec batches are stored in; nullopt is `producer` (each batch keeps its own).
   std::optional<Compression> compression_type;

@@ -21,6 +21,35 @@ constexpr std::array<std::string_view, 2> kDurabilities = {"replicated", "persis
 constexpr std::array<std::string_view, 6> kCompressionTypes = {"uncompressed", "gzip", "snappy",
                                                                "lz4",          "zstd", "producer"};
 
+// The release keys Kafka 3.9's MetadataVersion.fromVersionString accepts for message.format.version: "0.x.y" keeps
+// three parts, later releases two ("2.8.1" is 2.8), each optionally with an "-IVn" suffix.
+constexpr std::array<std::string_view, 29> kReleaseVersions = {
+    "0.8.0", "0.8.1", "0.8.2", "0.9.0", "0.10.0", "0.10.1", "0.10.2", "0.11.0", "1.0", "1.1",
+    "2.0",   "2.1",   "2.2",   "2.3",   "2.4",    "2.5",    "2.6",    "2.7",    "2.8", "3.0",
+    "3.1",   "3.2",   "3.3",   "3.4",   "3.5",    "3.6",    "3.7",    "3.8",    "3.9"};
+
+bool is_release_version(std::string_view value) {
+  const size_t kept_parts = value.starts_with("0.") ? 3 : 2;
+  size_t end = 0;
+  for (size_t part = 0; part < kept_parts; ++part) {
+    if (part > 0) {
+      if (end >= value.size() || value[end] != '.') return false;
+      ++end;
+    }
+    while (end < value.size() && value[end] != '.') ++end;
+  }
+  std::string_view key = value.substr(0, end);
+  if (const size_t iv = key.find("-IV"); iv != std::string_view::npos) {
+    const std::string_view digits = key.substr(iv + 3);
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos) return false;
+    key = key.substr(0, iv);
+  }
+  for (std::string_view release : kReleaseVersions) {
+    if (release == key) return true;
+  }
+  return false;
+}
+
 // --- Field accessors, instantiated per member. ---
 
 template <auto kMember>
@@ -47,6 +76,14 @@ void store_boolean(TopicConfig& c, const ConfigValue& v) {
 template <auto kMember>
 std::string show_boolean(const TopicConfig& c) {
   return c.*kMember ? "true" : "false";
+}
+template <auto kMember>
+void store_text(TopicConfig& c, const ConfigValue& v) {
+  c.*kMember = v.text;
+}
+template <auto kMember>
+std::string show_text(const TopicConfig& c) {
+  return c.*kMember;
 }
 template <auto kMember>
 void store_durability(TopicConfig& c, const ConfigValue& v) {
@@ -187,6 +224,14 @@ const TopicConfigKey kKeys[] = {
     {"min.insync.replicas", int_at_least(1), "1", "min.insync.replicas", false,
      "Fewest in-sync replicas an acks=all produce needs; with fewer it gets NOT_ENOUGH_REPLICAS.",
      SLUICE_INTEGER(min_insync_replicas)},
+    {"message.format.version",
+     {.type = ConfigType::kString, .allowed = kReleaseVersions, .accepts = &is_release_version},
+     "3.0-IV1",
+     "log.message.format.version",
+     false,
+     "Deprecated, without effect: records are always stored in format v2 (Kafka 3.0 and later ignore it too).",
+     &store_text<&TopicConfig::message_format_version>,
+     &show_text<&TopicConfig::message_format_version>},
     {"unclean.leader.election.enable",
      {.type = ConfigType::kBoolean},
      "false",

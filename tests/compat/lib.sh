@@ -3,9 +3,11 @@
 # Sourced by tests/compat/run.sh and by the shell tests. Bash only.
 #
 # Broker control (used by run.sh; a shell test may use it to run a broker of its own):
-#   broker_start BINARY DATA_DIR LOG [PORT]  start `sluice serve` on 127.0.0.1 (a free port unless given),
-#                                            wait up to COMPAT_START_TIMEOUT s (10) until it accepts TCP;
-#                                            sets BROKER_PID, BROKER_PORT, BROKER_BOOTSTRAP; 1 on failure
+#   broker_start BINARY DATA_DIR LOG [PORT [FLAG...]]
+#                                            start `sluice serve` on 127.0.0.1 (a free port unless PORT is given
+#                                            and not empty), with any further serve FLAGs (e.g. --set k=v); wait up
+#                                            to COMPAT_START_TIMEOUT s (10) until it accepts TCP; sets BROKER_PID,
+#                                            BROKER_PORT, BROKER_BOOTSTRAP; 1 on failure
 #   broker_alive                             0 while BROKER_PID runs
 #   broker_stop [SECONDS]                    SIGTERM, wait up to SECONDS (5) for the exit; 0 when it exited
 #                                            with status 0, 1 otherwise (then it is SIGKILLed); sets
@@ -37,9 +39,10 @@ broker_alive() {
 
 broker_start() {
   local binary="$1" data_dir="$2" log="$3" port="${4:-}"
+  shift $(($# < 4 ? $# : 4))
   [[ -n "${port}" ]] || port="$(free_port)"
   mkdir -p "$(dirname "${log}")"
-  "${binary}" serve --listen "127.0.0.1:${port}" --data-dir "${data_dir}" >>"${log}" 2>&1 </dev/null &
+  "${binary}" serve --listen "127.0.0.1:${port}" --data-dir "${data_dir}" "$@" >>"${log}" 2>&1 </dev/null &
   BROKER_PID=$!
   BROKER_PORT="${port}"
   BROKER_BOOTSTRAP="127.0.0.1:${port}"

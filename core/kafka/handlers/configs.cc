@@ -2,6 +2,9 @@
 // DYNAMIC_TOPIC_CONFIG, a broker-set default STATIC_BROKER_CONFIG, otherwise DEFAULT_CONFIG; synonyms list the
 // override, then the broker setting it falls back to and that setting's default) and broker resources (this node's
 // settings, read-only: Sluice has no dynamic broker configs). Unknown keys in the request are left out, as Kafka does.
+// v0 has no include_synonyms and answers is_default (true for DEFAULT_CONFIG) in place of config_source. Kafka 3.9
+// leaves is_default false on every entry (its move to generated messages in 2.7 lost the assignment, and its v0
+// clients then read every value as an override); this answers what the field means, as Kafka 2.6 did.
 #include "core/kafka/handlers/configs.h"
 
 #include <fmt/format.h>

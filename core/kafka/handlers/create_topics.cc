@@ -4,6 +4,8 @@
 // factor (-1 = the broker default; only 1 replica exists here) or a manual assignment (every partition on this
 // node, partitions 0..n-1). A name given twice is INVALID_REQUEST, answered once. validate_only checks it all and
 // creates nothing. From v5 a success carries the partition count, replication factor and every resulting config.
+// v0 has no validate_only and no error message; v0-3 clients must name a partition count and replication factor
+// (KIP-464 is a client-side rule: Kafka's controller takes -1 as the default at every version, and so does this).
 #include "core/protocol/messages/create_topics.h"
 
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-// DeleteTopics (20): by name (v1-5 TopicNames, v6 Topics[].Name) or by id (v6 Topics[].TopicId), with Kafka's KRaft
+// DeleteTopics (20): by name (v0-5 TopicNames, v6 Topics[].Name) or by id (v6 Topics[].TopicId), with Kafka's KRaft
 // rules (ControllerApis.deleteTopics): neither or both of name and id, a name or id given twice, and a name whose
 // topic is also named by id are INVALID_REQUEST; an unknown name is UNKNOWN_TOPIC_OR_PARTITION, an unknown id
 // UNKNOWN_TOPIC_ID. A deleted topic's partition directories go at once (TopicTable::remove), and its committed

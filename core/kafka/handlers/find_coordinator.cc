@@ -1,6 +1,7 @@
 // FindCoordinator (10): a single node coordinates every group, so the answer is this node for any group key.
-// There is no transaction coordinator (Sluice has no transactions): transaction keys get
-// COORDINATOR_NOT_AVAILABLE, an unknown key type INVALID_REQUEST, as Kafka answers.
+// There is no transaction coordinator (Sluice has no transactions) and no share coordinator: transaction keys, and
+// from v6 share keys, get COORDINATOR_NOT_AVAILABLE (Kafka 3.9 has no share coordinator either); an unknown key
+// type, or a share key before v6, INVALID_REQUEST, as Kafka answers.
 #include <fmt/format.h>
 
 #include "core/kafka/broker.h"
@@ -15,7 +16,7 @@ using protocol::FindCoordinatorRequest;
 using protocol::FindCoordinatorResponse;
 
 FindCoordinatorResponse::Coordinator coordinator_for(const BrokerConfig& config, const std::string& key,
-                                                     int8_t key_type) {
+                                                     int8_t key_type, int16_t version) {
   FindCoordinatorResponse::Coordinator answer;
   answer.key = key;
   if (key_type == protocol::kCoordinatorGroup) {
@@ -25,10 +26,12 @@ FindCoordinatorResponse::Coordinator coordinator_for(const BrokerConfig& config,
     return answer;
   }
   const bool transaction = key_type == protocol::kCoordinatorTransaction;
-  answer.error_code = static_cast<int16_t>(transaction ? ErrorCode::kCoordinatorNotAvailable
-                                                       : ErrorCode::kInvalidRequest);
+  const bool share = key_type == protocol::kCoordinatorShare && version >= 6;
+  answer.error_code =
+      static_cast<int16_t>(transaction || share ? ErrorCode::kCoordinatorNotAvailable : ErrorCode::kInvalidRequest);
   answer.error_message = transaction ? "this broker has no transaction coordinator"
-                                     : fmt::format("unknown coordinator key type {}", key_type);
+                         : share     ? "this broker has no share coordinator"
+                                     : fmt::format("unknown coordinator key type {} at version {}", key_type, version);
   return answer;
 }
 
@@ -37,11 +40,12 @@ Result<FindCoordinatorResponse> find_coordinator(RequestContext& ctx, const Find
   FindCoordinatorResponse response;
   if (ctx.version() >= 4) {
     for (const std::string& key : request.coordinator_keys) {
-      response.coordinators.push_back(coordinator_for(config, key, request.key_type));
+      response.coordinators.push_back(coordinator_for(config, key, request.key_type, ctx.version()));
     }
     return response;
   }
-  const FindCoordinatorResponse::Coordinator one = coordinator_for(config, request.key, request.key_type);
+  const FindCoordinatorResponse::Coordinator one =
+      coordinator_for(config, request.key, request.key_type, ctx.version());
   response.error_code = one.error_code;
   response.error_message = one.error_message;
   response.node_id = one.node_id;

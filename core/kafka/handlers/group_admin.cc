@@ -16,11 +16,11 @@ using protocol::ListGroupsRequest;
 using protocol::ListGroupsResponse;
 
 Result<ListGroupsResponse> list_groups(RequestContext& ctx, const ListGroupsRequest& request) {
-  const group::ListResult result = ctx.broker.groups().list(request.states_filter);
+  const group::ListResult result = ctx.broker.groups().list(request.states_filter, request.types_filter);
   ListGroupsResponse response;
   response.error_code = wire_code(result.error);
   for (const group::GroupListing& g : result.groups) {
-    response.groups.push_back({g.group_id, g.protocol_type, g.state});
+    response.groups.push_back({g.group_id, g.protocol_type, g.state, g.type});
   }
   return response;
 }

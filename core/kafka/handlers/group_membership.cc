@@ -1,6 +1,7 @@
 // JoinGroup (11), SyncGroup (14), Heartbeat (12), LeaveGroup (13): each version translated to and from the group
 // coordinator's plain requests (core/group). JoinGroup and SyncGroup park this connection's fiber until the
-// rebalance step completes, as Kafka's purgatory holds the response.
+// rebalance step completes, as Kafka's purgatory holds the response. The reasons of JoinGroup v8+ and LeaveGroup
+// v5+ are decoded and dropped: Kafka only writes them into its log lines.
 #include "core/kafka/broker.h"
 #include "core/kafka/handlers/handlers.h"
 #include "core/protocol/messages/heartbeat.h"
@@ -32,12 +33,17 @@ Result<JoinGroupResponse> join_group(RequestContext& ctx, const JoinGroupRequest
   join.protocol_type = request.protocol_type;
   for (const JoinGroupRequest::Protocol& p : request.protocols) join.protocols.push_back({p.name, p.metadata});
   join.require_known_member_id = ctx.version() >= 4;
+  join.supports_skip_assignment = ctx.version() >= 9;
   const group::JoinResult result = ctx.broker.groups().join(join);
   JoinGroupResponse response;
   response.error_code = wire_code(result.error);
   response.generation_id = result.generation_id;
+  response.protocol_type = result.protocol_type;
+  // No protocol is "" before v7 and null from v7 (Kafka's JoinGroupResponse normalizes both ways).
   response.protocol_name = result.protocol_name.value_or("");
+  if (ctx.version() >= 7 && response.protocol_name->empty()) response.protocol_name.reset();
   response.leader = result.leader_id;
+  response.skip_assignment = result.skip_assignment;
   response.member_id = result.member_id;
   for (const group::JoinMember& m : result.members) {
     response.members.push_back({m.member_id, m.group_instance_id, m.metadata});
@@ -46,17 +52,26 @@ Result<JoinGroupResponse> join_group(RequestContext& ctx, const JoinGroupRequest
 }
 
 Result<SyncGroupResponse> sync_group(RequestContext& ctx, const SyncGroupRequest& request) {
+  SyncGroupResponse response;
+  if (ctx.version() >= 5 && (!request.protocol_type.has_value() || !request.protocol_name.has_value())) {
+    // Mandatory from v5 although nullable in the schema: Kafka refuses the request before the coordinator sees it.
+    response.error_code = wire_code(ErrorCode::kInconsistentGroupProtocol);
+    return response;
+  }
   group::SyncRequest sync;
   sync.group_id = request.group_id;
   sync.generation_id = request.generation_id;
   sync.member_id = request.member_id;
   sync.group_instance_id = request.group_instance_id;
+  sync.protocol_type = request.protocol_type;
+  sync.protocol_name = request.protocol_name;
   for (const SyncGroupRequest::Assignment& a : request.assignments) {
     sync.assignments.emplace_back(a.member_id, a.assignment);
   }
   const group::SyncResult result = ctx.broker.groups().sync(sync);
-  SyncGroupResponse response;
   response.error_code = wire_code(result.error);
+  response.protocol_type = result.protocol_type;
+  response.protocol_name = result.protocol_name;
   response.assignment = result.assignment;
   return response;
 }

@@ -1,5 +1,11 @@
 // OffsetCommit (8), OffsetFetch (9), OffsetDelete (47): committed offsets through the group coordinator
 // (core/group), which keeps them in __consumer_offsets.
+//
+// Version 0 of OffsetCommit and OffsetFetch: Kafka 3.9 keeps those offsets in ZooKeeper, apart from the
+// coordinator's (and a KRaft broker answers them UNSUPPORTED_VERSION). Sluice has no ZooKeeper: a v0 commit is a
+// standalone commit into the coordinator (v0 has no generation or member), and a v0 fetch reads the coordinator's
+// offsets but answers as the ZooKeeper path does: no metadata, and UNKNOWN_TOPIC_OR_PARTITION for a partition
+// without an offset. So v0 and v1+ clients of one group see each other's offsets, which they would not on Kafka.
 #include "core/kafka/broker.h"
 #include "core/kafka/handlers/handlers.h"
 #include "core/protocol/messages/offset_commit.h"
@@ -28,8 +34,10 @@ Result<OffsetCommitResponse> offset_commit(RequestContext& ctx, const OffsetComm
   if (ctx.version() <= 4 && request.retention_time_ms != -1) expire = now + request.retention_time_ms;
   for (const OffsetCommitRequest::Topic& topic : request.topics) {
     for (const OffsetCommitRequest::Partition& p : topic.partitions) {
+      // v1's commit timestamp is stored as the client sent it (it is the base of the offset's expiry).
+      const int64_t committed_at = p.commit_timestamp != -1 ? p.commit_timestamp : now;
       commit.offsets.push_back({{topic.name, p.partition_index}, p.committed_offset, p.committed_leader_epoch,
-                                p.committed_metadata, now, expire});
+                                p.committed_metadata, committed_at, expire});
     }
   }
   const std::vector<ErrorCode> errors = ctx.broker.groups().commit(commit);
@@ -80,6 +88,15 @@ group::FetchResult fetch_group(RequestContext& ctx, const std::string& group_id,
   return fetched;
 }
 
+// Kafka 3.9's v0 answer (read from ZooKeeper, which keeps only the offset): no metadata, and a partition without a
+// committed offset (an unknown topic has none) is UNKNOWN_TOPIC_OR_PARTITION.
+void as_zookeeper_fetch(group::FetchResult& fetched) {
+  for (group::FetchedOffset& f : fetched.partitions) {
+    f.metadata.clear();
+    if (f.error == ErrorCode::kNone && f.offset < 0) f.error = ErrorCode::kUnknownTopicOrPartition;
+  }
+}
+
 Result<OffsetFetchResponse> offset_fetch(RequestContext& ctx, const OffsetFetchRequest& request) {
   OffsetFetchResponse response;
   if (ctx.version() >= 8) {
@@ -89,7 +106,8 @@ Result<OffsetFetchResponse> offset_fetch(RequestContext& ctx, const OffsetFetchR
     }
     return response;
   }
-  const group::FetchResult fetched = fetch_group(ctx, request.group_id, wanted(request.topics));
+  group::FetchResult fetched = fetch_group(ctx, request.group_id, wanted(request.topics));
+  if (ctx.version() == 0) as_zookeeper_fetch(fetched);
   response.topics = by_topic(fetched);
   response.error_code = wire_code(fetched.error);
   return response;

@@ -1,5 +1,7 @@
-// InitProducerId (22): a new producer id with epoch 0 for an idempotent producer (null transactional id), as
-// Kafka's TransactionCoordinator does for one: it never reuses or bumps the id given in v3+ requests. Transactions
+// InitProducerId (22), v0-5: a new producer id with epoch 0 for an idempotent producer (null transactional id), as
+// Kafka's TransactionCoordinator does for one: it never reuses or bumps the id given in v3+ requests. What v4 and
+// v5 add are transactional errors (PRODUCER_FENCED, which Kafka turns into INVALID_PRODUCER_EPOCH below v4, and
+// TRANSACTION_ABORTABLE), which this handler never answers. Transactions
 // are not supported, so a transactional id is answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53), Kafka's answer
 // when the id is not authorized; clients treat it as fatal instead of retrying a coordinator lookup forever.
 #include "core/kafka/broker.h"

@@ -1,7 +1,9 @@
-// OffsetForLeaderEpoch (23), v2-4: the end offset of the largest leader epoch at or below the one asked for
+// OffsetForLeaderEpoch (23), v0-4: the end offset of the largest leader epoch at or below the one asked for
 // (leader_epoch.h: epoch 0 spans the whole log, so it ends at the log end offset; a newer epoch is undefined,
 // -1 / -1). Consumers use it to detect log truncation after a leader change (KIP-320). Unknown partitions get
-// UNKNOWN_TOPIC_OR_PARTITION; a stale or future CurrentLeaderEpoch is fenced as in Fetch.
+// UNKNOWN_TOPIC_OR_PARTITION; a stale or future CurrentLeaderEpoch (v2+) is fenced as in Fetch. v0-1 carry no
+// current epoch (-1: not checked, as Kafka's Partition.lastOffsetForLeaderEpoch skips an empty one), and v0's
+// answer has no epoch field; the replica id (v3+, -2 before) changes nothing in Kafka 3.9's handler.
 #include <memory>
 
 #include "core/kafka/broker.h"

@@ -1,18 +1,25 @@
 // Produce (0), the acks contract (DESIGN.md §4, storage-semantics.md A1):
 //   - acks outside {-1, 0, 1}: INVALID_REQUIRED_ACKS (21) for every partition, nothing created or appended;
-//   - acks=1 and acks=-1 answer after the append (one node: -1 is 1); a `persisted` partition's records are
-//     appended without waiting for their sync, and the answer waits for it (HandlerOutcome::complete), so that the
-//     requests a client pipelines on one connection share sync rounds instead of paying one each;
+//   - acks=1 and acks=-1 answer after the append; a `persisted` partition's records are appended without waiting
+//     for their sync, and the answer waits for it (HandlerOutcome::complete), so that the requests a client
+//     pipelines on one connection share sync rounds instead of paying one each;
+//   - acks=-1 needs min.insync.replicas in-sync replicas, and this node is each partition's only one: above 1, the
+//     produce gets NOT_ENOUGH_REPLICAS (19) and appends nothing; acks=0 and 1 are not checked. This is
+//     Partition.appendRecordsToLeader's check as Kafka had it up to 3.6; 3.7+ caps the setting at the replica
+//     count (KAFKA-15583), which would accept these produces. Sluice keeps the topic's number on purpose (issue
+//     19): acks=all never acknowledges fewer copies than the topic asks for;
 //   - acks=0: no response frame at all; when any partition failed the connection is closed, as Kafka does
 //     (KafkaApis.handleProduceRequest), so that the client refreshes its metadata.
 // v0-2 (message formats 0 and 1) are advertised for librdkafka's sake but refused by closing the connection, as
 // Kafka 4 does (KIP-896, KAFKA-18659). v9-11 differ only in flexibility and in errors this broker never answers:
 // v10's leader hints come with NOT_LEADER_OR_FOLLOWER (this node leads every partition), v11's TRANSACTION_ABORTABLE
 // with transactions. Each partition's single batch is checked by storage's
-// validate_produce_batch (whose per-record errors v8+ answers as record_errors, KIP-467), re-encoded in the topic's
-// compression.type when that is not `producer` and differs from the batch's codec (as Kafka's LogValidator does), and,
-// for producer ids >= 0, checked by the idempotence rules (producer_state.h). Unknown topics
-// are created when auto.create.topics.enable allows (a Sluice choice: Kafka creates them on Metadata only).
+// validate_produce_batch (whose per-record errors v8+ answers as record_errors, KIP-467), given, on a CreateTime
+// topic, the max timestamp its records carry whatever its header said (kafka-protocol.md trap 12), re-encoded in the
+// topic's compression.type when that is not `producer` and differs from the batch's codec (as Kafka's LogValidator
+// does), and, for producer ids >= 0, checked by the idempotence rules (producer_state.h). Produce never creates a
+// topic, as in Kafka (KafkaApis.handleProduceRequest): an unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION,
+// and clients create topics through Metadata (auto.create.topics.enable) or CreateTopics first.
 // Transactions are not supported: a request carrying transactional batches gets
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED everywhere, which is what Kafka answers when the id is not authorized.
 // The ack-before-append mutation (simulator only, core/base/mutations.h) answers before appending: deferred_appends.h.
@@ -40,7 +47,17 @@ constexpr size_t kMagicOffset = 16;
 constexpr size_t kAttributesLowByte = 22;
 constexpr uint8_t kTransactionalBit = 0x10;
 
+constexpr int32_t kInSyncReplicas = 1;  // one node: every partition's leader is its whole ISR
+
 bool valid_acks(int16_t acks) { return acks == -1 || acks == 0 || acks == 1; }
+
+// acks=-1 against min.insync.replicas, checked before the batch is (as Kafka does before appendAsLeader).
+Status check_in_sync_replicas(const storage::TopicPartition& tp, const storage::TopicConfig& config, int16_t acks) {
+  if (acks != -1 || config.min_insync_replicas <= kInSyncReplicas) return Status();
+  return kafka_error(ErrorCode::kNotEnoughReplicas,
+                     fmt::format("partition {} has {} in-sync replica(s); min.insync.replicas is {}", tp.to_string(),
+                                 kInSyncReplicas, config.min_insync_replicas));
+}
 
 // The batch's attributes, when the records start like a magic-2 batch (validation judges the rest).
 std::optional<uint8_t> batch_attributes(ByteView records) {
@@ -123,7 +140,7 @@ struct UnsyncedAppend {
 // answer a retry with its original offsets instead of appending it again. A batch refused for some of its records
 // lists them in `*record_errors`. The append does not wait for a `persisted` sync: `*log` is then the partition's
 // log, for the wait.
-Result<storage::AppendResult> append_partition(RequestContext& ctx, const storage::TopicPartition& tp,
+Result<storage::AppendResult> append_partition(RequestContext& ctx, const storage::TopicPartition& tp, int16_t acks,
                                                ByteView records, std::vector<storage::RecordError>* record_errors,
                                                std::shared_ptr<storage::PartitionLog>* log) {
   SLUICE_TRY(check_compression(records, ctx.version()));
@@ -132,9 +149,15 @@ Result<storage::AppendResult> append_partition(RequestContext& ctx, const storag
   if (config == nullptr) {
     return kafka_error(ErrorCode::kUnknownTopicOrPartition, fmt::format("no partition {}", tp.to_string()));
   }
+  SLUICE_TRY(check_in_sync_replicas(tp, *config, acks));
   const int64_t now_ms = to_unix_ms(ctx.env.clock.wall_now());
-  SLUICE_TRY(
+  SLUICE_ASSIGN_OR_RETURN(
+      const storage::ValidBatch valid,
       storage::validate_produce_batch(records, storage::validation_rules_for(*config, now_ms), record_errors));
+  Bytes corrected;  // CreateTime: the time index, ListOffsets and retention judge by the records' own times
+  if (config->message_timestamp_type == storage::MessageTimestampType::kCreateTime) {
+    records = storage::with_create_time_max_timestamp(records, valid.records_max_timestamp, &corrected);
+  }
   Bytes recompressed;
   SLUICE_ASSIGN_OR_RETURN(records, in_topic_codec(records, *config, &recompressed));
   SLUICE_ASSIGN_OR_RETURN(storage::BatchHeader header, storage::parse_batch_header(records));
@@ -156,7 +179,7 @@ Result<storage::AppendResult> append_partition(RequestContext& ctx, const storag
 }
 
 // The answer for one partition; `*unsynced` receives the wait its answer still needs, if any.
-PartitionResponse produce_partition(RequestContext& ctx, const std::string& topic, int32_t partitions,
+PartitionResponse produce_partition(RequestContext& ctx, const std::string& topic, int32_t partitions, int16_t acks,
                                     const ProduceRequest::PartitionData& data,
                                     std::optional<UnsyncedAppend>* unsynced) {
   if (data.index < 0 || data.index >= partitions) {
@@ -166,7 +189,8 @@ PartitionResponse produce_partition(RequestContext& ctx, const std::string& topi
   const storage::TopicPartition tp{topic, data.index};
   std::vector<storage::RecordError> record_errors;
   std::shared_ptr<storage::PartitionLog> log;
-  Result<storage::AppendResult> appended = append_partition(ctx, tp, data.records.bytes(), &record_errors, &log);
+  Result<storage::AppendResult> appended =
+      append_partition(ctx, tp, acks, data.records.bytes(), &record_errors, &log);
   if (!appended.ok()) {
     ctx.env.log.debug("produce to {} failed: {}", tp.to_string(), appended.status().to_string());
     return failed(data.index, appended.status(), std::move(record_errors));
@@ -183,15 +207,15 @@ PartitionResponse produce_partition(RequestContext& ctx, const std::string& topi
   return out;
 }
 
-// The topic's partition count, creating the topic when allowed. An error Status (unknown, invalid, internal)
-// answers each of its partitions.
+// The topic's partition count. An error Status (unknown, internal) answers each of its partitions: existence is
+// judged first, as Kafka does, so an internal topic not made yet is unknown too.
 Result<int32_t> topic_partitions(RequestContext& ctx, const std::string& name) {
-  if (is_internal_topic(name)) {
-    return kafka_error(ErrorCode::kInvalidTopicException, fmt::format("clients may not produce to '{}'", name));
-  }
-  SLUICE_ASSIGN_OR_RETURN(const TopicInfo* info, ctx.broker.topics().find_or_create(name));
+  const TopicInfo* info = ctx.broker.topics().find(name);
   if (info == nullptr) {
     return kafka_error(ErrorCode::kUnknownTopicOrPartition, fmt::format("topic '{}' does not exist", name));
+  }
+  if (is_internal_topic(name)) {
+    return kafka_error(ErrorCode::kInvalidTopicException, fmt::format("clients may not produce to '{}'", name));
   }
   return info->partitions;  // a count, not the pointer: the topic may go while an append suspends
 }
@@ -219,9 +243,9 @@ Produced produce(RequestContext& ctx, const ProduceRequest& request) {
     const Result<int32_t> partitions = topic_partitions(ctx, topic.name);
     for (const ProduceRequest::PartitionData& partition : topic.partition_data) {
       std::optional<UnsyncedAppend> unsynced;
-      answer.partition_responses.push_back(partitions.ok()
-                                               ? produce_partition(ctx, topic.name, *partitions, partition, &unsynced)
-                                               : failed(partition.index, partitions.status()));
+      answer.partition_responses.push_back(
+          partitions.ok() ? produce_partition(ctx, topic.name, *partitions, request.acks, partition, &unsynced)
+                          : failed(partition.index, partitions.status()));
       if (unsynced) {
         unsynced->topic = out.response.responses.size() - 1;
         unsynced->partition = answer.partition_responses.size() - 1;
@@ -269,7 +293,7 @@ Result<HandlerOutcome> handle_produce(RequestContext& ctx, ByteView body) {
                        fmt::format("Produce v{} (message format 0/1) is refused, as Kafka 4 does; use v{}+",
                                    ctx.version(), kFirstServedVersion));
   }
-  SLUICE_ASSIGN_OR_RETURN(ProduceRequest request, protocol::decode_message<ProduceRequest>(body, ctx.version()));
+  SLUICE_ASSIGN_OR_RETURN(ProduceRequest request, decode_request<ProduceRequest>(ctx, body));
   Produced produced = produce(ctx, request);
   const Answer answer{ctx.env, ctx.peer, ctx.version(), request.acks};
   if (produced.unsynced.empty()) return answer(produced.response);

@@ -8,14 +8,16 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 // AlterConfigs' and IncrementalAlterConfigs' request: resources, each with its config changes, and validate_only.
-template <ApiKey kKey, class ConfigT>
+template <ApiKey kKey, MessageVersions kRange, class ConfigT>
 struct BasicAlterConfigsRequest {
   static constexpr ApiKey kApiKey = kKey;
+  static constexpr MessageVersions kVersions = kRange;
   using Config = ConfigT;
 
   struct Resource {
@@ -54,12 +56,15 @@ struct AlterableConfig {
   }
 };
 
-using AlterConfigsRequest = BasicAlterConfigsRequest<ApiKey::kAlterConfigs, AlterableConfig>;
+inline constexpr MessageVersions kAlterConfigsVersions{0, 2};
+
+using AlterConfigsRequest = BasicAlterConfigsRequest<ApiKey::kAlterConfigs, kAlterConfigsVersions, AlterableConfig>;
 
 // AlterConfigs' and IncrementalAlterConfigs' response: one error per resource.
-template <ApiKey kKey>
+template <ApiKey kKey, MessageVersions kRange>
 struct BasicAlterConfigsResponse {
   static constexpr ApiKey kApiKey = kKey;
+  static constexpr MessageVersions kVersions = kRange;
 
   struct Resource {
     int16_t error_code = 0;
@@ -86,6 +91,6 @@ struct BasicAlterConfigsResponse {
   }
 };
 
-using AlterConfigsResponse = BasicAlterConfigsResponse<ApiKey::kAlterConfigs>;
+using AlterConfigsResponse = BasicAlterConfigsResponse<ApiKey::kAlterConfigs, kAlterConfigsVersions>;
 
 }  // namespace sluice::protocol

@@ -9,12 +9,14 @@
 
 #include "core/base/bytes.h"
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 struct ApiVersionsRequest {
   static constexpr ApiKey kApiKey = ApiKey::kApiVersions;
+  static constexpr MessageVersions kVersions{0, 4};
 
   std::string client_software_name;     // v3+, e.g. "librdkafka"
   std::string client_software_version;  // v3+
@@ -28,6 +30,7 @@ struct ApiVersionsRequest {
 
 struct ApiVersionsResponse {
   static constexpr ApiKey kApiKey = ApiKey::kApiVersions;
+  static constexpr MessageVersions kVersions{0, 4};
 
   struct ApiVersion {
     int16_t api_key = 0;

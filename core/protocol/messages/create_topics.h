@@ -1,5 +1,6 @@
-// CreateTopics (key 19), v0-7 (advertised 2-7); v5+ is flexible. Schema: apache/kafka 3.9 CreateTopicsRequest.json /
-// CreateTopicsResponse.json. v5 adds the resulting configs to the response, v7 the topic id.
+// CreateTopics (key 19), v0-7; v5+ is flexible. Schema: apache/kafka 3.9 CreateTopicsRequest.json /
+// CreateTopicsResponse.json. v1 adds validate_only and the error message, v2 the throttle time, v5 the resulting
+// configs, partition count and replication factor, v7 the topic id.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 #include "core/protocol/wire.h"
 
@@ -15,6 +17,7 @@ namespace sluice::protocol {
 
 struct CreateTopicsRequest {
   static constexpr ApiKey kApiKey = ApiKey::kCreateTopics;
+  static constexpr MessageVersions kVersions{0, 7};
 
   struct Assignment {
     int32_t partition_index = 0;
@@ -69,6 +72,7 @@ struct CreateTopicsRequest {
 
 struct CreateTopicsResponse {
   static constexpr ApiKey kApiKey = ApiKey::kCreateTopics;
+  static constexpr MessageVersions kVersions{0, 7};
 
   struct Config {
     std::string name;

@@ -7,12 +7,14 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 struct DeleteGroupsRequest {
   static constexpr ApiKey kApiKey = ApiKey::kDeleteGroups;
+  static constexpr MessageVersions kVersions{0, 2};
 
   std::vector<std::string> groups_names;
 
@@ -24,6 +26,7 @@ struct DeleteGroupsRequest {
 
 struct DeleteGroupsResponse {
   static constexpr ApiKey kApiKey = ApiKey::kDeleteGroups;
+  static constexpr MessageVersions kVersions{0, 2};
 
   struct Result {
     std::string group_id;

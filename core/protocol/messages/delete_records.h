@@ -7,12 +7,14 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 struct DeleteRecordsRequest {
   static constexpr ApiKey kApiKey = ApiKey::kDeleteRecords;
+  static constexpr MessageVersions kVersions{0, 2};
 
   struct Partition {
     int32_t partition_index = 0;
@@ -48,6 +50,7 @@ struct DeleteRecordsRequest {
 
 struct DeleteRecordsResponse {
   static constexpr ApiKey kApiKey = ApiKey::kDeleteRecords;
+  static constexpr MessageVersions kVersions{0, 2};
 
   struct Partition {
     int32_t partition_index = 0;

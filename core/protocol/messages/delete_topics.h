@@ -1,4 +1,4 @@
-// DeleteTopics (key 20), v0-6 (advertised 1-6); v4+ is flexible. Schema: apache/kafka 3.9 DeleteTopicsRequest.json /
+// DeleteTopics (key 20), v0-6; v4+ is flexible. Schema: apache/kafka 3.9 DeleteTopicsRequest.json /
 // DeleteTopicsResponse.json. v6 names topics by name or id (Topics[]) instead of TopicNames[].
 #pragma once
 
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 #include "core/protocol/wire.h"
 
@@ -15,6 +16,7 @@ namespace sluice::protocol {
 
 struct DeleteTopicsRequest {
   static constexpr ApiKey kApiKey = ApiKey::kDeleteTopics;
+  static constexpr MessageVersions kVersions{0, 6};
 
   struct Topic {
     std::optional<std::string> name;  // null: by id
@@ -41,6 +43,7 @@ struct DeleteTopicsRequest {
 
 struct DeleteTopicsResponse {
   static constexpr ApiKey kApiKey = ApiKey::kDeleteTopics;
+  static constexpr MessageVersions kVersions{0, 6};
 
   struct Topic {
     std::optional<std::string> name;  // null from v6 (a topic named by an unknown id)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/messages/metadata.h"
 #include "core/protocol/serde.h"
 
@@ -18,6 +19,7 @@ inline constexpr int8_t kEndpointTypeControllers = 2;
 
 struct DescribeClusterRequest {
   static constexpr ApiKey kApiKey = ApiKey::kDescribeCluster;
+  static constexpr MessageVersions kVersions{0, 1};
 
   bool include_cluster_authorized_operations = false;
   int8_t endpoint_type = kEndpointTypeBrokers;  // v1+
@@ -31,6 +33,7 @@ struct DescribeClusterRequest {
 
 struct DescribeClusterResponse {
   static constexpr ApiKey kApiKey = ApiKey::kDescribeCluster;
+  static constexpr MessageVersions kVersions{0, 1};
 
   struct Broker {
     int32_t broker_id = 0;

@@ -1,6 +1,6 @@
-// DescribeConfigs (key 32), v0-3 (advertised 1-3; v4, flexible, is not). Schema: apache/kafka 3.9
-// DescribeConfigsRequest.json / DescribeConfigsResponse.json. v1 adds synonyms and config_source, v3 config_type and
-// documentation. Also the resource types and config sources the three config APIs share.
+// DescribeConfigs (key 32), v0-4; v4 is flexible. Schema: apache/kafka 3.9 DescribeConfigsRequest.json /
+// DescribeConfigsResponse.json. v0 answers is_default where v1+ answer config_source; v1 adds synonyms, v3
+// config_type and documentation. Also the resource types and config sources the three config APIs share.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
@@ -28,6 +29,7 @@ enum class ConfigSourceId : int8_t {
 
 struct DescribeConfigsRequest {
   static constexpr ApiKey kApiKey = ApiKey::kDescribeConfigs;
+  static constexpr MessageVersions kVersions{0, 4};
 
   struct Resource {
     int8_t resource_type = 0;
@@ -56,6 +58,7 @@ struct DescribeConfigsRequest {
 
 struct DescribeConfigsResponse {
   static constexpr ApiKey kApiKey = ApiKey::kDescribeConfigs;
+  static constexpr MessageVersions kVersions{0, 4};
 
   struct Synonym {
     std::string name;

@@ -9,6 +9,7 @@
 
 #include "core/base/bytes.h"
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/messages/metadata.h"  // kAuthorizedOperationsOmitted
 #include "core/protocol/serde.h"
 
@@ -16,6 +17,7 @@ namespace sluice::protocol {
 
 struct DescribeGroupsRequest {
   static constexpr ApiKey kApiKey = ApiKey::kDescribeGroups;
+  static constexpr MessageVersions kVersions{0, 5};
 
   std::vector<std::string> groups;
   bool include_authorized_operations = false;  // v3+
@@ -29,6 +31,7 @@ struct DescribeGroupsRequest {
 
 struct DescribeGroupsResponse {
   static constexpr ApiKey kApiKey = ApiKey::kDescribeGroups;
+  static constexpr MessageVersions kVersions{0, 5};
 
   struct Member {
     std::string member_id;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/messages/leader_discovery.h"
 #include "core/protocol/serde.h"
 #include "core/protocol/wire.h"
@@ -21,6 +22,7 @@ inline constexpr int8_t kReadCommitted = 1;
 
 struct FetchRequest {
   static constexpr ApiKey kApiKey = ApiKey::kFetch;
+  static constexpr MessageVersions kVersions{4, 17};
 
   struct Partition {
     int32_t partition = 0;
@@ -112,6 +114,7 @@ struct FetchRequest {
 
 struct FetchResponse {
   static constexpr ApiKey kApiKey = ApiKey::kFetch;
+  static constexpr MessageVersions kVersions{4, 17};
 
   struct EpochEndOffset {
     int32_t epoch = -1;

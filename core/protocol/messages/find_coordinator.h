@@ -1,6 +1,7 @@
-// FindCoordinator (key 10), v0-4; v3+ flexible. Schema: apache/kafka 3.9 FindCoordinatorRequest.json /
+// FindCoordinator (key 10), v0-6; v3+ flexible. Schema: apache/kafka 3.9 FindCoordinatorRequest.json /
 // FindCoordinatorResponse.json. v4 (KIP-699) batches keys: CoordinatorKeys replaces Key, and the answer is a
-// Coordinators array instead of the top-level node fields.
+// Coordinators array instead of the top-level node fields. v5 (KIP-890: TRANSACTION_ABORTABLE) and v6 (KIP-932:
+// the share key type) keep v4's layout.
 #pragma once
 
 #include <cstdint>
@@ -9,15 +10,18 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 inline constexpr int8_t kCoordinatorGroup = 0;
 inline constexpr int8_t kCoordinatorTransaction = 1;
+inline constexpr int8_t kCoordinatorShare = 2;  // v6+
 
 struct FindCoordinatorRequest {
   static constexpr ApiKey kApiKey = ApiKey::kFindCoordinator;
+  static constexpr MessageVersions kVersions{0, 6};
 
   std::string key;                            // v0-3
   int8_t key_type = kCoordinatorGroup;        // v1+
@@ -33,6 +37,7 @@ struct FindCoordinatorRequest {
 
 struct FindCoordinatorResponse {
   static constexpr ApiKey kApiKey = ApiKey::kFindCoordinator;
+  static constexpr MessageVersions kVersions{0, 6};
 
   struct Coordinator {
     std::string key;

@@ -6,12 +6,14 @@
 #include <string>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 struct HeartbeatRequest {
   static constexpr ApiKey kApiKey = ApiKey::kHeartbeat;
+  static constexpr MessageVersions kVersions{0, 4};
 
   std::string group_id;
   int32_t generation_id = 0;
@@ -29,6 +31,7 @@ struct HeartbeatRequest {
 
 struct HeartbeatResponse {
   static constexpr ApiKey kApiKey = ApiKey::kHeartbeat;
+  static constexpr MessageVersions kVersions{0, 4};
 
   int32_t throttle_time_ms = 0;  // v1+
   int16_t error_code = 0;

@@ -26,8 +26,12 @@ struct IncrementalAlterableConfig {
   }
 };
 
+inline constexpr MessageVersions kIncrementalAlterConfigsVersions{0, 1};
+
 using IncrementalAlterConfigsRequest =
-    BasicAlterConfigsRequest<ApiKey::kIncrementalAlterConfigs, IncrementalAlterableConfig>;
-using IncrementalAlterConfigsResponse = BasicAlterConfigsResponse<ApiKey::kIncrementalAlterConfigs>;
+    BasicAlterConfigsRequest<ApiKey::kIncrementalAlterConfigs, kIncrementalAlterConfigsVersions,
+                             IncrementalAlterableConfig>;
+using IncrementalAlterConfigsResponse =
+    BasicAlterConfigsResponse<ApiKey::kIncrementalAlterConfigs, kIncrementalAlterConfigsVersions>;
 
 }  // namespace sluice::protocol

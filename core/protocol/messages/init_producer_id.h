@@ -1,5 +1,6 @@
-// InitProducerId (key 22), v0-4; v2+ is flexible. Schema: apache/kafka 3.9 InitProducerIdRequest.json /
-// InitProducerIdResponse.json.
+// InitProducerId (key 22), v0-5; v2+ is flexible. Schema: apache/kafka 3.9 InitProducerIdRequest.json /
+// InitProducerIdResponse.json. v3 adds the producer id and epoch to the request; v4 and v5 change only which
+// errors a transactional producer may get (PRODUCER_FENCED, TRANSACTION_ABORTABLE).
 #pragma once
 
 #include <cstdint>
@@ -7,12 +8,14 @@
 #include <string>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 struct InitProducerIdRequest {
   static constexpr ApiKey kApiKey = ApiKey::kInitProducerId;
+  static constexpr MessageVersions kVersions{0, 5};
 
   std::optional<std::string> transactional_id;  // null: an idempotent, non-transactional producer
   int32_t transaction_timeout_ms = 0;
@@ -30,6 +33,7 @@ struct InitProducerIdRequest {
 
 struct InitProducerIdResponse {
   static constexpr ApiKey kApiKey = ApiKey::kInitProducerId;
+  static constexpr MessageVersions kVersions{0, 5};
 
   int32_t throttle_time_ms = 0;
   int16_t error_code = 0;

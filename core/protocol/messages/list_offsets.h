@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
@@ -21,6 +22,7 @@ inline constexpr int64_t kLatestTieredTimestamp = -5;   // v9+ (tiered storage: 
 
 struct ListOffsetsRequest {
   static constexpr ApiKey kApiKey = ApiKey::kListOffsets;
+  static constexpr MessageVersions kVersions{0, 9};
 
   struct Partition {
     int32_t partition_index = 0;
@@ -62,6 +64,7 @@ struct ListOffsetsRequest {
 
 struct ListOffsetsResponse {
   static constexpr ApiKey kApiKey = ApiKey::kListOffsets;
+  static constexpr MessageVersions kVersions{0, 9};
 
   struct Partition {
     int32_t partition_index = 0;

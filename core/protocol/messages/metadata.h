@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 #include "core/protocol/wire.h"
 
@@ -21,6 +22,7 @@ inline constexpr int32_t kAuthorizedOperationsOmitted = std::numeric_limits<int3
 
 struct MetadataRequest {
   static constexpr ApiKey kApiKey = ApiKey::kMetadata;
+  static constexpr MessageVersions kVersions{0, 12};
 
   struct Topic {
     Uuid topic_id{};                                  // v10+; zero: by name
@@ -57,6 +59,7 @@ struct MetadataRequest {
 
 struct MetadataResponse {
   static constexpr ApiKey kApiKey = ApiKey::kMetadata;
+  static constexpr MessageVersions kVersions{0, 12};
 
   struct Broker {
     int32_t node_id = 0;

@@ -1,6 +1,7 @@
-// OffsetCommit (key 8), v2-8 served; v8+ flexible. Schema: apache/kafka 3.9 OffsetCommitRequest.json /
-// OffsetCommitResponse.json. Generation -1 with an empty member id is a standalone (non-member) commit. v2-4 carry
-// a retention time, v6+ the committed leader epoch.
+// OffsetCommit (key 8), v0-9; v8+ flexible. Schema: apache/kafka 3.9 OffsetCommitRequest.json /
+// OffsetCommitResponse.json. Generation -1 with an empty member id is a standalone (non-member) commit, and v0, which
+// has neither, always is one. v1 carries a commit timestamp per partition, v2-4 a retention time, v6+ the committed
+// leader epoch; v9 is v8 again (the first version KIP-848 groups may use).
 #pragma once
 
 #include <cstdint>
@@ -9,17 +10,20 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 struct OffsetCommitRequest {
   static constexpr ApiKey kApiKey = ApiKey::kOffsetCommit;
+  static constexpr MessageVersions kVersions{0, 9};
 
   struct Partition {
     int32_t partition_index = 0;
     int64_t committed_offset = 0;
     int32_t committed_leader_epoch = -1;             // v6+
+    int64_t commit_timestamp = -1;                   // v1 only; -1: the broker's time
     std::optional<std::string> committed_metadata;  // nullable
 
     template <class Io>
@@ -27,6 +31,7 @@ struct OffsetCommitRequest {
       io.field("partition_index", partition_index);
       io.field("committed_offset", committed_offset);
       io.field("committed_leader_epoch", committed_leader_epoch, {.since = 6});
+      io.field("commit_timestamp", commit_timestamp, {.since = 1, .until = 1});
       io.field("committed_metadata", committed_metadata, {.nullable_from = 0});
     }
   };
@@ -62,6 +67,7 @@ struct OffsetCommitRequest {
 
 struct OffsetCommitResponse {
   static constexpr ApiKey kApiKey = ApiKey::kOffsetCommit;
+  static constexpr MessageVersions kVersions{0, 9};
 
   struct Partition {
     int32_t partition_index = 0;

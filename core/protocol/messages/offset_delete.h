@@ -7,12 +7,14 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 struct OffsetDeleteRequest {
   static constexpr ApiKey kApiKey = ApiKey::kOffsetDelete;
+  static constexpr MessageVersions kVersions{0, 0};
 
   struct Partition {
     int32_t partition_index = 0;
@@ -46,6 +48,7 @@ struct OffsetDeleteRequest {
 
 struct OffsetDeleteResponse {
   static constexpr ApiKey kApiKey = ApiKey::kOffsetDelete;
+  static constexpr MessageVersions kVersions{0, 0};
 
   struct Partition {
     int32_t partition_index = 0;

@@ -1,6 +1,7 @@
-// OffsetFetch (key 9), v1-8 served; v6+ flexible. Schema: apache/kafka 3.9 OffsetFetchRequest.json /
-// OffsetFetchResponse.json. v1-7 ask for one group (null Topics from v2: every partition it has committed); v8
-// (KIP-709) batches groups, each with its own topics and error code. Offset -1 means nothing committed.
+// OffsetFetch (key 9), v0-9; v6+ flexible. Schema: apache/kafka 3.9 OffsetFetchRequest.json /
+// OffsetFetchResponse.json. v0-7 ask for one group (null Topics from v2: every partition it has committed); v8
+// (KIP-709) batches groups, each with its own topics and error code; v9 adds each group's member id and epoch, which
+// only KIP-848 groups check. Offset -1 means nothing committed.
 #pragma once
 
 #include <cstdint>
@@ -9,12 +10,14 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 struct OffsetFetchRequest {
   static constexpr ApiKey kApiKey = ApiKey::kOffsetFetch;
+  static constexpr MessageVersions kVersions{0, 9};
 
   struct Topic {
     std::string name;
@@ -29,11 +32,15 @@ struct OffsetFetchRequest {
 
   struct Group {
     std::string group_id;
+    std::optional<std::string> member_id;      // v9+, nullable
+    int32_t member_epoch = -1;                 // v9+
     std::optional<std::vector<Topic>> topics;  // nullable: every committed partition
 
     template <class Io>
     void serde(Io& io) {
       io.field("group_id", group_id);
+      io.field("member_id", member_id, {.since = 9, .nullable_from = 9});
+      io.field("member_epoch", member_epoch, {.since = 9});
       io.field("topics", topics, {.nullable_from = 8});
     }
   };
@@ -54,6 +61,7 @@ struct OffsetFetchRequest {
 
 struct OffsetFetchResponse {
   static constexpr ApiKey kApiKey = ApiKey::kOffsetFetch;
+  static constexpr MessageVersions kVersions{0, 9};
 
   struct Partition {
     int32_t partition_index = 0;

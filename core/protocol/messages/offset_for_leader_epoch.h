@@ -1,5 +1,6 @@
-// OffsetForLeaderEpoch (key 23), v2-4; v4 is flexible. Schema: apache/kafka 3.9 OffsetForLeaderEpochRequest.json /
-// OffsetForLeaderEpochResponse.json.
+// OffsetForLeaderEpoch (key 23), v0-4; v4 is flexible. Schema: apache/kafka 3.9 OffsetForLeaderEpochRequest.json /
+// OffsetForLeaderEpochResponse.json. v1 answers the epoch with its end offset, v2 adds the current leader epoch
+// (fencing) and the throttle time, v3 the replica id.
 #pragma once
 
 #include <cstdint>
@@ -7,12 +8,14 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/serde.h"
 
 namespace sluice::protocol {
 
 struct OffsetForLeaderEpochRequest {
   static constexpr ApiKey kApiKey = ApiKey::kOffsetForLeaderEpoch;
+  static constexpr MessageVersions kVersions{0, 4};
 
   struct Partition {
     int32_t partition = 0;
@@ -50,6 +53,7 @@ struct OffsetForLeaderEpochRequest {
 
 struct OffsetForLeaderEpochResponse {
   static constexpr ApiKey kApiKey = ApiKey::kOffsetForLeaderEpoch;
+  static constexpr MessageVersions kVersions{0, 4};
 
   struct Partition {
     int16_t error_code = 0;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/protocol/api_table.h"
+#include "core/protocol/message.h"
 #include "core/protocol/messages/leader_discovery.h"
 #include "core/protocol/serde.h"
 #include "core/protocol/wire.h"
@@ -17,6 +18,7 @@ namespace sluice::protocol {
 
 struct ProduceRequest {
   static constexpr ApiKey kApiKey = ApiKey::kProduce;
+  static constexpr MessageVersions kVersions{0, 11};
 
   struct PartitionData {
     int32_t index = 0;
@@ -56,6 +58,7 @@ struct ProduceRequest {
 
 struct ProduceResponse {
   static constexpr ApiKey kApiKey = ApiKey::kProduce;
+  static constexpr MessageVersions kVersions{0, 11};
 
   struct BatchIndexAndErrorMessage {
     int32_t batch_index = 0;

@@ -91,6 +91,35 @@ TEST(StaticMembership, ARestartedInstanceTakesItsPlaceUnderANewIdWithoutARebalan
   }));
 }
 
+// JoinGroup v9 (KIP-814): the returning leader is told it leads, with the members, but to skip the assignment;
+// a follower's answer is as before v9.
+TEST(StaticMembership, AReturningLeaderOfV9SkipsTheAssignment) {
+  OneNode node;
+  ASSERT_TRUE(node.run([](Env env) {
+    Rig rig(env);
+    GroupCoordinator& c = rig.c();
+    const auto [a, b] = stable_static_pair(env, c);
+    ASSERT_EQ(a.leader_id, a.member_id);
+    JoinRequest rejoin = static_join("i-a");
+    rejoin.supports_skip_assignment = true;
+    const JoinResult back = c.join(rejoin);
+    ASSERT_EQ(back.error, ErrorCode::kNone);
+    EXPECT_EQ(back.generation_id, a.generation_id) << "no new generation";
+    EXPECT_EQ(back.leader_id, back.member_id) << "it knows it leads";
+    EXPECT_TRUE(back.skip_assignment);
+    EXPECT_EQ(back.members.size(), 2u) << "the leader's member list, for watching their metadata";
+    EXPECT_EQ(c.find_group("g")->state, GroupState::kStable);
+    EXPECT_EQ(c.sync(static_sync(back, "i-a")).assignment, bytes_of("A")) << "the Stable group's assignment stays";
+    JoinRequest follower = static_join("i-b");
+    follower.supports_skip_assignment = true;
+    const JoinResult b2 = c.join(follower);
+    ASSERT_EQ(b2.error, ErrorCode::kNone);
+    EXPECT_FALSE(b2.skip_assignment);
+    EXPECT_EQ(b2.leader_id, back.member_id);
+    EXPECT_TRUE(b2.members.empty());
+  }));
+}
+
 TEST(StaticMembership, TheReplacementSurvivesACoordinatorRestart) {
   OneNode node;
   std::string new_id;

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include "core/protocol/messages/alter_configs.h"
-#include "core/protocol/messages/incremental_alter_configs.h"
 #include "tests/core/kafka/admin_test_util.h"
 
 namespace sluice::kafka {
@@ -108,6 +107,39 @@ TEST(AdminDescribeConfigs, BrokerDefaultsShowAsStaticBrokerConfig) {
   }));
 }
 
+// v0 answers is_default in place of the source and has no synonyms (include_synonyms is v1+), v3 adds the type
+// and documentation, v4 is v3 made flexible.
+TEST(AdminDescribeConfigs, EveryVersionFromV0) {
+  BrokerHarness harness;
+  harness.config().num_partitions = 3;
+  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker&) {
+    create_topic(client, "t", 1, {{"retention.ms", "123456"}});
+    const std::vector<std::string> keys = {"retention.ms", "cleanup.policy"};
+    for (int16_t version = 0; version <= 4; ++version) {
+      SCOPED_TRACE("v" + std::to_string(version));
+      const auto topic = describe(client, ConfigResourceType::kTopic, "t", keys, version, true, true);
+      ASSERT_EQ(topic.error_code, 0);
+      const auto retention = config_named(topic, "retention.ms");
+      const auto policy = config_named(topic, "cleanup.policy");
+      ASSERT_TRUE(retention.has_value() && policy.has_value());
+      EXPECT_EQ(retention->value, "123456");
+      EXPECT_FALSE(retention->is_default) << "an override";
+      EXPECT_EQ(policy->is_default, version == 0) << "a default (the field exists in v0 only)";
+      EXPECT_EQ(retention->config_source, version >= 1 ? 1 : -1);
+      EXPECT_EQ(policy->config_source, version >= 1 ? 5 : -1);
+      EXPECT_EQ(retention->synonyms.size(), version >= 1 ? 2u : 0u);
+      EXPECT_EQ(retention->config_type, version >= 3 ? 5 : 0);
+      EXPECT_EQ(retention->documentation.has_value(), version >= 3);
+      const auto broker =
+          describe(client, ConfigResourceType::kBroker, "1", std::vector<std::string>{"num.partitions"}, version);
+      ASSERT_EQ(broker.configs.size(), 1u);
+      EXPECT_EQ(broker.configs[0].value, "3");
+      EXPECT_FALSE(broker.configs[0].is_default) << "set in the broker's configuration";
+      EXPECT_EQ(broker.configs[0].config_source, version >= 1 ? 4 : -1);
+    }
+  }));
+}
+
 TEST(AdminDescribeConfigs, Refusals) {
   BrokerHarness harness;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker&) {
@@ -131,17 +163,6 @@ AlterConfigsResponse::Resource alter(KafkaClient& client, int8_t type, const std
   request.resources.push_back({type, name, std::move(configs)});
   request.validate_only = validate_only;
   auto response = client.call<AlterConfigsResponse>(request, version);
-  EXPECT_TRUE(response.ok()) << response.status().to_string();
-  if (!response.ok() || response->responses.size() != 1) return {};
-  return response->responses[0];
-}
-
-IncrementalAlterConfigsResponse::Resource alter_incrementally(
-    KafkaClient& client, const std::string& topic, std::vector<IncrementalAlterConfigsRequest::Config> configs,
-    int16_t version = 1) {
-  IncrementalAlterConfigsRequest request;
-  request.resources.push_back({kTopic, topic, std::move(configs)});
-  auto response = client.call<IncrementalAlterConfigsResponse>(request, version);
   EXPECT_TRUE(response.ok()) << response.status().to_string();
   if (!response.ok() || response->responses.size() != 1) return {};
   return response->responses[0];

@@ -140,6 +140,31 @@ TEST(AdminCreateTopics, EveryRefusalHasKafkasCodeAndAMessage) {
   }));
 }
 
+// v0 has neither validate_only nor error messages (v1 adds both); every version creates and refuses alike.
+TEST(AdminCreateTopics, EveryVersionFromV0) {
+  BrokerHarness harness;
+  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    for (int16_t version = 0; version <= 7; ++version) {
+      SCOPED_TRACE("v" + std::to_string(version));
+      const std::string name = "v" + std::to_string(version);
+      const CreateTopicsResponse made = create_topics(client, {new_topic(name, 2)}, version);
+      ASSERT_EQ(made.topics.size(), 1u);
+      EXPECT_EQ(made.topics[0].error_code, 0);
+      ASSERT_NE(broker.topics().find(name), nullptr);
+      EXPECT_EQ(broker.topics().find(name)->partitions, 2);
+      EXPECT_EQ(made.topics[0].num_partitions, version >= 5 ? 2 : -1);
+      const CreateTopicsResponse again = create_topics(client, {new_topic(name, 2)}, version);
+      ASSERT_EQ(again.topics.size(), 1u);
+      EXPECT_EQ(again.topics[0].error_code, 36) << "TOPIC_ALREADY_EXISTS";
+      EXPECT_EQ(again.topics[0].error_message.has_value(), version >= 1);
+    }
+    EXPECT_EQ(create_topics(client, {new_topic("dry", 1)}, 1, /*validate_only=*/true).topics[0].error_code, 0);
+    EXPECT_EQ(broker.topics().find("dry"), nullptr);
+    create_topics(client, {new_topic("wet", 1)}, 0, /*validate_only=*/true);
+    EXPECT_NE(broker.topics().find("wet"), nullptr) << "v0 cannot carry validate_only";
+  }));
+}
+
 TEST(AdminCreateTopics, ValidateOnlyChecksEverythingAndCreatesNothing) {
   BrokerHarness harness;
   ASSERT_TRUE(harness.run([&harness](Env, KafkaClient& client, Broker& broker) {
@@ -189,6 +214,26 @@ TEST(AdminDeleteTopics, DeletionRemovesDataAndMetadataAndTheNameCanBeReused) {
     create_topic(client, "doomed", 1);
     EXPECT_NE(broker.topics().find("doomed")->id, old_id);
     EXPECT_EQ(broker.logs().find({"doomed", 0})->log_end_offset(), 0) << "no data survives the deletion";
+  }));
+}
+
+TEST(AdminDeleteTopics, EveryVersionFromV0Deletes) {
+  BrokerHarness harness;
+  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    for (int16_t version = 0; version <= 6; ++version) {
+      SCOPED_TRACE("v" + std::to_string(version));
+      const std::string name = "gone-v" + std::to_string(version);
+      create_topic(client, name);
+      DeleteTopicsRequest request;
+      request.topic_names = {name};             // v0-5
+      request.topics = {{name, Uuid::zero()}};  // v6
+      auto response = client.call<DeleteTopicsResponse>(request, version);
+      ASSERT_TRUE(response.ok()) << response.status().to_string();
+      ASSERT_EQ(response->responses.size(), 1u);
+      EXPECT_EQ(response->responses[0].name, name);
+      EXPECT_EQ(response->responses[0].error_code, 0);
+      EXPECT_EQ(broker.topics().find(name), nullptr);
+    }
   }));
 }
 

@@ -1,5 +1,6 @@
 // Helpers for the admin API tests (admin_test.cc, admin_configs_test.cc): create a topic through CreateTopics,
-// look at a resource's described configs, and write records straight into a partition.
+// look at a resource's described configs, change a topic's with IncrementalAlterConfigs, and write records straight
+// into a partition.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 
 #include "core/protocol/messages/create_topics.h"
 #include "core/protocol/messages/describe_configs.h"
+#include "core/protocol/messages/incremental_alter_configs.h"
 #include "core/storage/record_batch.h"
 #include "tests/core/kafka/kafka_test_util.h"
 
@@ -67,6 +69,18 @@ inline std::optional<protocol::DescribeConfigsResponse::Config> config_named(
     if (config.name == name) return config;
   }
   return std::nullopt;
+}
+
+// One IncrementalAlterConfigs call for a topic's configs ({name, operation, value}; operation 0 is SET).
+inline protocol::IncrementalAlterConfigsResponse::Resource alter_incrementally(
+    KafkaClient& client, const std::string& topic,
+    std::vector<protocol::IncrementalAlterConfigsRequest::Config> configs, int16_t version = 1) {
+  protocol::IncrementalAlterConfigsRequest request;
+  request.resources.push_back({static_cast<int8_t>(protocol::ConfigResourceType::kTopic), topic, std::move(configs)});
+  auto response = client.call<protocol::IncrementalAlterConfigsResponse>(request, version);
+  EXPECT_TRUE(response.ok()) << response.status().to_string();
+  if (!response.ok() || response->responses.size() != 1) return {};
+  return response->responses[0];
 }
 
 // Appends `count` small records to the partition, bypassing Produce.

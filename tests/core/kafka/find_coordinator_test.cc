@@ -1,4 +1,5 @@
-// FindCoordinator: this node coordinates every group; single keys (v0-3) and batched keys (v4).
+// FindCoordinator: this node coordinates every group; single keys (v0-3) and batched keys (v4-6); no share
+// coordinator (v6's key type 2).
 #include <gtest/gtest.h>
 
 #include "core/protocol/messages/find_coordinator.h"
@@ -24,14 +25,34 @@ TEST(FindCoordinator, EveryVersionNamesThisNodeForAGroup) {
       EXPECT_EQ(response->host, "n1");
       EXPECT_EQ(response->port, 9092);
     }
-    FindCoordinatorRequest batched;
-    batched.coordinator_keys = {"a", "b"};
-    auto response = client.call<FindCoordinatorResponse>(batched, 4);
-    ASSERT_TRUE(response.ok()) << response.status().to_string();
-    ASSERT_EQ(response->coordinators.size(), 2u);
-    EXPECT_EQ(response->coordinators[1].key, "b");
-    EXPECT_EQ(response->coordinators[1].node_id, 1);
-    EXPECT_EQ(response->coordinators[1].error_code, 0);
+    for (int16_t version = 4; version <= 6; ++version) {
+      FindCoordinatorRequest batched;
+      batched.coordinator_keys = {"a", "b"};
+      auto response = client.call<FindCoordinatorResponse>(batched, version);
+      ASSERT_TRUE(response.ok()) << "v" << version << ": " << response.status().to_string();
+      ASSERT_EQ(response->coordinators.size(), 2u);
+      EXPECT_EQ(response->coordinators[1].key, "b");
+      EXPECT_EQ(response->coordinators[1].node_id, 1);
+      EXPECT_EQ(response->coordinators[1].error_code, 0);
+    }
+  }));
+}
+
+// Kafka 3.9 refuses the share key type below v6 and has no share coordinator to name from v6.
+TEST(FindCoordinator, ShareKeysHaveNoCoordinator) {
+  BrokerHarness harness;
+  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker&) {
+    FindCoordinatorRequest request;
+    request.key_type = protocol::kCoordinatorShare;
+    request.coordinator_keys = {"share-group:topic-id:0"};
+    auto v6 = client.call<FindCoordinatorResponse>(request, 6);
+    ASSERT_TRUE(v6.ok()) << v6.status().to_string();
+    ASSERT_EQ(v6->coordinators.size(), 1u);
+    EXPECT_EQ(v6->coordinators[0].error_code, 15) << "COORDINATOR_NOT_AVAILABLE";
+    EXPECT_EQ(v6->coordinators[0].node_id, -1);
+    auto v5 = client.call<FindCoordinatorResponse>(request, 5);
+    ASSERT_TRUE(v5.ok()) << v5.status().to_string();
+    EXPECT_EQ(v5->coordinators.at(0).error_code, 42) << "INVALID_REQUEST";
   }));
 }
 
@@ -53,7 +74,7 @@ TEST(FindCoordinator, TransactionAndUnknownKeyTypesGetErrors) {
 }
 
 TEST(FindCoordinatorCodec, RoundTripsEveryVersion) {
-  for (int16_t version = 0; version <= 4; ++version) {
+  for (int16_t version = 0; version <= 6; ++version) {
     FindCoordinatorResponse response;
     if (version >= 4) {
       response.coordinators.push_back({"g", 1, "h", 9092, 0, std::nullopt});

@@ -9,11 +9,12 @@
 #include "core/protocol/messages/join_group.h"
 #include "core/protocol/messages/leave_group.h"
 #include "core/protocol/messages/list_groups.h"
-#include "core/protocol/messages/create_topics.h"
 #include "core/protocol/messages/offset_commit.h"
 #include "core/protocol/messages/offset_delete.h"
 #include "core/protocol/messages/offset_fetch.h"
 #include "core/protocol/messages/sync_group.h"
+#include "tests/core/kafka/admin_test_util.h"
+#include "tests/core/kafka/group_api_test_util.h"
 #include "tests/core/kafka/kafka_test_util.h"
 
 namespace sluice::kafka {
@@ -21,36 +22,6 @@ namespace {
 
 using namespace testing;
 using namespace protocol;
-
-BrokerConfig group_config() {
-  BrokerConfig config;
-  config.num_partitions = 2;
-  config.group.initial_rebalance_delay_ms = 0;
-  config.group.offsets_topic_partitions = 3;
-  return config;
-}
-
-void create_topic(KafkaClient& client, const std::string& name) {
-  CreateTopicsRequest request;
-  CreateTopicsRequest::Topic topic;
-  topic.name = name;
-  topic.num_partitions = 2;
-  request.topics.push_back(topic);
-  auto response = client.call<CreateTopicsResponse>(request, 2);
-  ASSERT_TRUE(response.ok());
-  ASSERT_EQ(response->topics.at(0).error_code, 0);
-}
-
-JoinGroupRequest join_request(const std::string& member_id) {
-  JoinGroupRequest request;
-  request.group_id = "g";
-  request.session_timeout_ms = 10000;
-  request.rebalance_timeout_ms = 30000;
-  request.member_id = member_id;
-  request.protocol_type = "consumer";
-  request.protocols = {{"range", Bytes{0, 0, 0, 0, 0, 1, 0, 6, 'o', 'r', 'd', 'e', 'r', 's', 0xff, 0xff, 0xff, 0xff}}};
-  return request;
-}
 
 TEST(GroupApis, JoinSyncHeartbeatLeaveAtFlexibleVersions) {
   BrokerHarness harness(1, group_config());
@@ -103,7 +74,7 @@ TEST(GroupApis, JoinSyncHeartbeatLeaveAtFlexibleVersions) {
     EXPECT_EQ(client.call<DeleteGroupsResponse>(del, 2)->results.at(0).error_code, 68) << "NON_EMPTY_GROUP";
     LeaveGroupRequest leave;
     leave.group_id = "g";
-    leave.members = {{joined->member_id, std::nullopt}, {"ghost", std::nullopt}};
+    leave.members = {{joined->member_id, std::nullopt, std::nullopt}, {"ghost", std::nullopt, std::nullopt}};
     auto left = client.call<LeaveGroupResponse>(leave, 4);
     ASSERT_TRUE(left.ok());
     EXPECT_EQ(left->error_code, 0);
@@ -135,15 +106,15 @@ TEST(GroupApis, OldVersionsJoinAtOnceAndLeaveWithATopLevelError) {
 OffsetCommitRequest commit_request(int64_t offset) {
   OffsetCommitRequest request;
   request.group_id = "standalone";
-  request.topics = {{"orders", {{0, offset, -1, std::string("meta")}, {1, offset + 1, -1, std::nullopt}}},
-                    {"missing", {{0, 1, -1, std::nullopt}}}};
+  request.topics = {{"orders", {{0, offset, -1, -1, std::string("meta")}, {1, offset + 1, -1, -1, std::nullopt}}},
+                    {"missing", {{0, 1, -1, -1, std::nullopt}}}};
   return request;
 }
 
 TEST(GroupApis, CommittedOffsetsSurviveABrokerRestart) {
   BrokerHarness harness(3, group_config());
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
-    create_topic(client, "orders");
+    create_topic(client, "orders", 2);
     for (int16_t version : {2, 8}) {
       auto committed = client.call<OffsetCommitResponse>(commit_request(version * 100), version);
       ASSERT_TRUE(committed.ok()) << committed.status().to_string();
@@ -168,7 +139,7 @@ TEST(GroupApis, CommittedOffsetsSurviveABrokerRestart) {
     EXPECT_EQ(fetched->topics[0].partitions[1].committed_offset, 801);
     EXPECT_EQ(fetched->topics[0].partitions[2].committed_offset, -1);
     OffsetFetchRequest v8;
-    v8.groups = {{"standalone", std::nullopt}, {"other", std::nullopt}};
+    v8.groups = {{"standalone", std::nullopt, -1, std::nullopt}, {"other", std::nullopt, -1, std::nullopt}};
     auto batched = client.call<OffsetFetchResponse>(v8, 8);
     ASSERT_TRUE(batched.ok());
     ASSERT_EQ(batched->groups.size(), 2u);
@@ -201,11 +172,11 @@ int64_t committed(KafkaClient& client, int32_t partition) {
 TEST(GroupApis, DeletingATopicDropsItsCommittedOffsets) {
   BrokerHarness harness(4, group_config());
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
-    create_topic(client, "orders");
-    create_topic(client, "kept");
+    create_topic(client, "orders", 2);
+    create_topic(client, "kept", 2);
     ASSERT_TRUE(client.call<OffsetCommitResponse>(commit_request(40), 8).ok());
     OffsetCommitRequest other = commit_request(0);
-    other.topics = {{"kept", {{0, 7, -1, std::nullopt}}}};
+    other.topics = {{"kept", {{0, 7, -1, -1, std::nullopt}}}};
     ASSERT_TRUE(client.call<OffsetCommitResponse>(other, 8).ok());
     ASSERT_EQ(committed(client, 1), 41);
     DeleteTopicsRequest remove;
@@ -213,7 +184,7 @@ TEST(GroupApis, DeletingATopicDropsItsCommittedOffsets) {
     auto deleted = client.call<DeleteTopicsResponse>(remove, 4);
     ASSERT_TRUE(deleted.ok());
     ASSERT_EQ(deleted->responses.at(0).error_code, 0);
-    create_topic(client, "orders");
+    create_topic(client, "orders", 2);
     EXPECT_EQ(committed(client, 0), -1) << "the recreated topic does not resume at the old offsets";
     EXPECT_EQ(committed(client, 1), -1);
     const group::Group* group = broker.groups().find_group("standalone");

@@ -9,11 +9,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/broker/node.h"
 #include "core/kafka/broker.h"
 #include "core/protocol/header.h"
 #include "core/protocol/message.h"
+#include "core/protocol/messages/metadata.h"
 #include "sim/world/sim_cluster.h"
 #include "sim/world/sim_disk.h"
 
@@ -63,6 +65,19 @@ class KafkaClient {
   int32_t next_correlation_id_ = 1;
   int32_t last_correlation_id_ = -1;
 };
+
+// Creates topics as clients do before they produce (Produce never creates one, as in Kafka): a Metadata request
+// that allows auto-creation, so the topics get the broker's num.partitions and topic defaults.
+inline void auto_create(KafkaClient& client, const std::vector<std::string>& topics) {
+  protocol::MetadataRequest request;
+  for (const std::string& name : topics) request.topics->push_back({.name = name});
+  request.allow_auto_topic_creation = true;
+  auto response = client.call<protocol::MetadataResponse>(request, 9);
+  ASSERT_TRUE(response.ok()) << response.status().to_string();
+  for (const protocol::MetadataResponse::Topic& topic : response->topics) {
+    EXPECT_EQ(topic.error_code, 0) << topic.name.value_or("<null>");
+  }
+}
 
 // One broker node and one client node in a seeded simulation.
 class BrokerHarness {
@@ -147,5 +162,11 @@ class BrokerHarness {
   bool expect_clean_close_ = true;
   storage::EffectSink* effects_ = nullptr;
 };
+
+// auto_create on a connection of its own, for tests that count their connection's correlation ids.
+inline void auto_create(Env env, const std::vector<std::string>& topics) {
+  KafkaClient setup = BrokerHarness::connect(env);
+  auto_create(setup, topics);
+}
 
 }  // namespace sluice::kafka::testing

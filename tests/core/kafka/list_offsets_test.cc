@@ -276,14 +276,14 @@ TEST(OffsetForLeaderEpoch, EpochZeroEndsAtTheLogEndAndNewerEpochsAreUndefined) {
   BrokerHarness harness;
   ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker& broker) {
     create_topic(env, broker, "t", 1);
-    for (int16_t version = 2; version <= 4; ++version) {
+    for (int16_t version = 0; version <= 4; ++version) {
       EXPECT_EQ(end_of(client, version, 0).end_offset, 0) << "empty log";
     }
     fill(env, broker);
-    for (int16_t version = 2; version <= 4; ++version) {
+    for (int16_t version = 0; version <= 4; ++version) {
       auto current = end_of(client, version, 0);
       EXPECT_EQ(current.error_code, 0);
-      EXPECT_EQ(current.leader_epoch, 0);
+      EXPECT_EQ(current.leader_epoch, version >= 1 ? 0 : -1) << "v0 answers no epoch";
       EXPECT_EQ(current.end_offset, 6);
       auto newer = end_of(client, version, 1);
       EXPECT_EQ(newer.error_code, 0);
@@ -309,6 +309,7 @@ TEST(OffsetForLeaderEpoch, UnknownPartitionsAndStaleEpochs) {
     EXPECT_EQ(end_of(client, 3, 0, "t", 2).error_code, 75);
     EXPECT_EQ(end_of(client, 3, 0, "t", -3).error_code, 74);
     EXPECT_EQ(end_of(client, 3, 0, "t", 0).error_code, 0);
+    EXPECT_EQ(end_of(client, 1, 0, "t", -3).error_code, 0) << "v0-1 carry no current epoch to fence";
   }));
 }
 

@@ -67,7 +67,8 @@ Answer receive_answer(KafkaClient& client, Broker& broker, const std::string& to
 
 TEST(PersistedProduce, PipelinedProducesShareSyncRoundsAndAreAnsweredInOrderAfterTheirSync) {
   BrokerHarness harness = persisted_harness();
-  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+  ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker& broker) {
+    auto_create(env, {"p"});
     ASSERT_TRUE(client.send(request_for("p", one_record_batch()), 8).ok());
     ASSERT_EQ(receive_answer(client, broker, "p").error_code, 0);
     storage::PartitionLog* log = broker.logs().find({"p", 0});
@@ -95,6 +96,7 @@ TEST(PersistedProduce, PipelinedProducesShareSyncRoundsAndAreAnsweredInOrderAfte
 TEST(PersistedProduce, PipeliningPastTheQueueBoundAnswersEveryRequestInOrder) {
   BrokerHarness harness = persisted_harness();
   ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker& broker) {
+    auto_create(client, {"b"});
     int answered = 0;
     FiberRef reader = env.scheduler.spawn("answers", [&] {
       for (int i = 0; i < kPastTheQueueBound; ++i) {
@@ -117,6 +119,7 @@ TEST(PersistedProduce, PipeliningPastTheQueueBoundAnswersEveryRequestInOrder) {
 TEST(PersistedProduce, AClientLeavingWithAnswersQueuedLeavesTheBrokerServing) {
   BrokerHarness harness = persisted_harness();
   ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker& broker) {
+    auto_create(client, {"g"});
     {
       KafkaClient leaving = BrokerHarness::connect(env);
       for (int i = 0; i < 50; ++i) ASSERT_TRUE(leaving.send(request_for("g", one_record_batch()), 8).ok());
@@ -137,6 +140,7 @@ TEST(PersistedProduce, AClientLeavingWithAnswersQueuedLeavesTheBrokerServing) {
 TEST(PersistedProduce, AReplicatedTopicIsAnsweredWithoutWaitingForASync) {
   BrokerHarness harness;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    auto_create(client, {"r"});
     for (int i = 0; i < 3; ++i) ASSERT_TRUE(client.send(request_for("r", one_record_batch()), 8).ok());
     for (int i = 0; i < 3; ++i) EXPECT_EQ(receive_answer(client, broker, "r").base_offset, i);
     EXPECT_EQ(broker.logs().find({"r", 0})->stats().sync_rounds, 0u);
@@ -146,6 +150,7 @@ TEST(PersistedProduce, AReplicatedTopicIsAnsweredWithoutWaitingForASync) {
 TEST(PersistedProduce, AnIdempotentRetryIsAnsweredOnlyOnceItsOriginalIsSynced) {
   BrokerHarness harness = persisted_harness();
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    auto_create(client, {"i"});
     storage::BatchOptions idempotent;
     idempotent.producer_id = 7;
     idempotent.producer_epoch = 0;
@@ -167,6 +172,7 @@ TEST(PersistedProduce, AFailedSyncAnswersKafkaStorageError) {
   BrokerHarness harness = persisted_harness();
   harness.allow_failed_close();  // the partition is offline
   ASSERT_TRUE(harness.run([&harness](Env, KafkaClient& client, Broker& broker) {
+    auto_create(client, {"f"});
     ASSERT_TRUE(client.send(request_for("f", one_record_batch()), 8).ok());
     ASSERT_EQ(receive_answer(client, broker, "f").error_code, 0);
     harness.server().disk().fail_next(DiskOp::kSync, 1000, "data/f-0");
@@ -182,7 +188,8 @@ TEST(PersistedProduce, AFailedSyncAnswersKafkaStorageError) {
 
 TEST(PersistedProduce, AcksZeroProducesSendNothingAndTheNextAnswerFollows) {
   BrokerHarness harness = persisted_harness();
-  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+  ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker& broker) {
+    auto_create(env, {"z"});
     for (int i = 0; i < 5; ++i) ASSERT_TRUE(client.send(request_for("z", one_record_batch(), 0), 8).ok());
     ASSERT_TRUE(client.send(request_for("z", one_record_batch()), 8).ok());
     const Answer answer = receive_answer(client, broker, "z");

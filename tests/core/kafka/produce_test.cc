@@ -7,6 +7,7 @@
 #include "core/protocol/messages/fetch.h"
 #include "core/protocol/messages/produce.h"
 #include "core/storage/record_batch.h"
+#include "tests/core/kafka/admin_test_util.h"
 #include "tests/core/kafka/fetch_test_util.h"
 #include "tests/core/kafka/kafka_test_util.h"
 
@@ -73,6 +74,7 @@ bool closed(KafkaClient& client) {
 TEST(Produce, AppendsAndAnswersWithOffsetsAtEveryServedVersion) {
   BrokerHarness harness;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    auto_create(client, {"orders"});
     int64_t next = 0;
     for (int16_t version = 3; version <= 11; ++version) {
       const PartitionResponse answer = produce(client, "orders", 0, make_batch(2), version, version % 2 ? 1 : -1);
@@ -93,6 +95,7 @@ TEST(Produce, InvalidAcksFailEveryPartitionAndStoreNothing) {
   BrokerHarness harness;
   harness.config().num_partitions = 2;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    auto_create(client, {"a"});
     ASSERT_EQ(produce(client, "a", 1, make_batch()).error_code, 0);
     for (int16_t acks : {2, -2, 5}) {
       ProduceRequest request = request_for("a", 0, Records::own(make_batch()), acks);
@@ -116,7 +119,8 @@ TEST(Produce, InvalidAcksFailEveryPartitionAndStoreNothing) {
 
 TEST(Produce, AcksZeroSendsNoResponseAndTheNextFrameAnswersTheNextRequest) {
   BrokerHarness harness;
-  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+  ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker& broker) {
+    auto_create(env, {"quiet"});
     ASSERT_TRUE(client.send(request_for("quiet", 0, Records::own(make_batch(3)), 0), 7).ok());  // correlation 1
     auto versions = client.call<protocol::ApiVersionsResponse>(protocol::ApiVersionsRequest{}, 2);   // correlation 2
     ASSERT_TRUE(versions.ok()) << versions.status().to_string();
@@ -129,6 +133,7 @@ TEST(Produce, AcksZeroSendsNoResponseAndTheNextFrameAnswersTheNextRequest) {
 TEST(Produce, AnAcksZeroFailureClosesTheConnection) {
   BrokerHarness harness;
   ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker& broker) {
+    auto_create(client, {"t"});
     ASSERT_EQ(produce(client, "t", 0, make_batch()).error_code, 0);
     Bytes corrupt = make_batch();
     corrupt.back() ^= 0xff;  // the CRC no longer matches
@@ -137,6 +142,38 @@ TEST(Produce, AnAcksZeroFailureClosesTheConnection) {
     EXPECT_EQ(log_end(broker, "t"), 1);
     KafkaClient other = BrokerHarness::connect(env);
     EXPECT_EQ(produce(other, "t", 0, make_batch()).base_offset, 1);
+  }));
+}
+
+// min.insync.replicas (issue 19): this node is each partition's only in-sync replica, so a topic asking for 2 refuses
+// acks=all with NOT_ENOUGH_REPLICAS and appends nothing, while acks=1 and acks=0 are not checked. Creating such a
+// topic and altering the setting are allowed, as in Kafka.
+TEST(Produce, AcksAllNeedsMinInsyncReplicasAndOtherAcksDoNot) {
+  BrokerHarness harness;
+  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    create_topic(client, "strict", 1, {{"min.insync.replicas", "2"}});
+    for (int16_t version : {3, 8}) {
+      const PartitionResponse refused = produce(client, "strict", 0, make_batch(), version, -1);
+      EXPECT_EQ(refused.error_code, 19) << "v" << version;
+      EXPECT_EQ(refused.base_offset, -1) << "v" << version;
+    }
+    EXPECT_EQ(log_end(broker, "strict"), 0) << "nothing appended";
+    EXPECT_EQ(produce(client, "strict", 0, make_batch(), 8, 1).base_offset, 0) << "acks=1";
+    ASSERT_TRUE(client.send(request_for("strict", 0, Records::own(make_batch()), 0), 8).ok());  // acks=0: no answer
+    EXPECT_EQ(produce(client, "strict", 0, make_batch(), 8, -1).error_code, 19) << "the next frame answers this";
+    EXPECT_EQ(log_end(broker, "strict"), 2) << "acks=1 and acks=0 appended, acks=all did not";
+    protocol::FetchRequest fetch;
+    fetch.max_wait_ms = 0;
+    fetch.topics.push_back(
+        {.topic = "strict", .partitions = {{.partition = 0, .fetch_offset = 0, .partition_max_bytes = 1 << 20}}});
+    auto fetched = fetch_owned(client, fetch, 11);
+    ASSERT_TRUE(fetched.ok()) << fetched.status().to_string();
+    const auto& partition = fetched->responses.at(0).partitions.at(0);
+    EXPECT_EQ(partition.high_watermark, 2);
+    EXPECT_EQ(batches_in(partition.records.bytes()).size(), 2u) << "only the acks=1 and acks=0 batches";
+
+    EXPECT_EQ(alter_incrementally(client, "strict", {{"min.insync.replicas", 0, "1"}}).error_code, 0);
+    EXPECT_EQ(produce(client, "strict", 0, make_batch(), 8, -1).base_offset, 2) << "acks=all, min.insync.replicas=1";
   }));
 }
 
@@ -153,30 +190,28 @@ TEST(Produce, VersionsZeroToTwoCloseTheConnection) {
   }));
 }
 
-TEST(Produce, UnknownTopicsAreCreatedWhenAllowedAndUnknownPartitionsRefused) {
-  BrokerHarness harness;
-  harness.config().num_partitions = 2;
-  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
-    EXPECT_EQ(produce(client, "created", 1, make_batch()).error_code, 0);
-    ASSERT_NE(broker.topics().find("created"), nullptr);
-    EXPECT_EQ(broker.topics().find("created")->partitions, 2);
-    EXPECT_EQ(produce(client, "created", 2, make_batch()).error_code, 3);
-    EXPECT_EQ(produce(client, "created", -1, make_batch()).error_code, 3);
-    EXPECT_EQ(produce(client, "bad/name", 0, make_batch()).error_code, 17) << "INVALID_TOPIC_EXCEPTION";
-    EXPECT_EQ(produce(client, "__consumer_offsets", 0, make_batch()).error_code, 17) << "internal";
-  }));
-}
-
-TEST(Produce, UnknownTopicsWithoutAutoCreationAreUnknown) {
-  BrokerHarness harness;
-  harness.config().auto_create_topics_enable = false;
-  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
-    const PartitionResponse answer = produce(client, "absent", 0, make_batch());
-    EXPECT_EQ(answer.error_code, 3);
-    EXPECT_EQ(answer.base_offset, -1);
-    EXPECT_EQ(answer.log_start_offset, -1);
-    EXPECT_EQ(broker.topics().find("absent"), nullptr);
-  }));
+// Kafka's KafkaApis.handleProduceRequest: a topic-partition missing from the metadata is UNKNOWN_TOPIC_OR_PARTITION
+// and nothing is created, whatever auto.create.topics.enable says (only Metadata creates topics).
+TEST(Produce, UnknownTopicsAndPartitionsAreUnknownAndNothingIsCreated) {
+  for (const bool auto_create : {true, false}) {
+    BrokerHarness harness;
+    harness.config().auto_create_topics_enable = auto_create;
+    ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker& broker) {
+      for (const std::string topic : {"absent", "bad/name", "__consumer_offsets"}) {
+        const PartitionResponse answer = produce(client, topic, 0, make_batch());
+        EXPECT_EQ(answer.error_code, 3) << topic;
+        EXPECT_EQ(answer.base_offset, -1) << topic;
+        EXPECT_EQ(answer.log_start_offset, -1) << topic;
+        EXPECT_EQ(broker.topics().find(topic), nullptr) << topic << ": produce never creates";
+      }
+      create_topic(env, broker, "two", 2);
+      EXPECT_EQ(produce(client, "two", 1, make_batch()).error_code, 0);
+      EXPECT_EQ(produce(client, "two", 2, make_batch()).error_code, 3);
+      EXPECT_EQ(produce(client, "two", -1, make_batch()).error_code, 3);
+      create_topic(env, broker, "__consumer_offsets", 1);
+      EXPECT_EQ(produce(client, "__consumer_offsets", 0, make_batch()).error_code, 17) << "internal, once it exists";
+    })) << "auto.create.topics.enable=" << auto_create;
+  }
 }
 
 // Each partition is judged alone: one bad batch does not fail its neighbours.
@@ -184,6 +219,7 @@ TEST(Produce, EachPartitionsBatchIsValidated) {
   BrokerHarness harness;
   harness.config().num_partitions = 6;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    auto_create(client, {"v"});
     Bytes corrupt = make_batch();
     corrupt.back() ^= 0x01;
     Bytes two = make_batch();
@@ -216,6 +252,7 @@ TEST(Produce, EachPartitionsBatchIsValidated) {
 TEST(Produce, ZstdNeedsVersionSeven) {
   BrokerHarness harness;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker&) {
+    auto_create(client, {"z"});
     storage::BatchOptions zstd;
     zstd.compression = storage::Compression::kZstd;
     const Bytes batch = make_batch(3, zstd, true, 200);
@@ -234,6 +271,7 @@ TEST(Produce, ABatchOverMaxMessageBytesIsTooLarge) {
   BrokerHarness harness;
   harness.config().storage.topic_defaults.max_message_bytes = 200;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    auto_create(client, {"big"});
     EXPECT_EQ(produce(client, "big", 0, make_batch(1, {}, true, 300)).error_code, 10);
     EXPECT_EQ(produce(client, "big", 0, make_batch(1, {}, true, 10)).error_code, 0);
     EXPECT_EQ(log_end(broker, "big"), 1);
@@ -244,6 +282,7 @@ TEST(Produce, ATimestampOutsideTheWindowIsInvalid) {
   BrokerHarness harness;
   harness.config().storage.topic_defaults.message_timestamp_before_max_ms = 3600000;
   ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker&) {
+    auto_create(client, {"ts"});
     EXPECT_EQ(produce(client, "ts", 0, make_batch(1, {}, true, 4, /*timestamp=*/1000)).error_code, 32);
     const int64_t now = to_unix_ms(env.clock.wall_now());
     EXPECT_EQ(produce(client, "ts", 0, make_batch(1, {}, true, 4, now)).error_code, 0);
@@ -255,6 +294,7 @@ TEST(Produce, ACompactedTopicNeedsKeys) {
   harness.config().storage.topic_defaults.cleanup_compact = true;
   harness.config().storage.topic_defaults.cleanup_delete = false;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker&) {
+    auto_create(client, {"c"});
     EXPECT_EQ(produce(client, "c", 0, make_batch(2, {}, /*keyed=*/false)).error_code, 87);
     EXPECT_EQ(produce(client, "c", 0, make_batch(2)).error_code, 0);
   }));
@@ -279,6 +319,7 @@ TEST(Produce, RecordErrorsNameTheFailingRecords) {
   harness.config().storage.topic_defaults.cleanup_compact = true;
   harness.config().storage.topic_defaults.cleanup_delete = false;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    auto_create(client, {"c"});
     const PartitionResponse one = produce(client, "c", 0, batch_without_keys_at({2}));
     EXPECT_EQ(one.error_code, 87);
     EXPECT_EQ(one.base_offset, -1);
@@ -316,6 +357,7 @@ TEST(Produce, RecordErrorsNameRecordsWithBadTimestamps) {
   BrokerHarness harness;
   harness.config().storage.topic_defaults.message_timestamp_after_max_ms = 3600000;
   ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker&) {
+    auto_create(client, {"ts2"});
     const int64_t now = to_unix_ms(env.clock.wall_now());
     std::vector<storage::Record> records(3);
     for (int i = 0; i < 3; ++i) {
@@ -356,6 +398,7 @@ TEST(Produce, TopicCompressionTypeReencodesBatchesInOtherCodecs) {
   BrokerHarness harness;
   harness.config().storage.topic_defaults.compression_type = storage::Compression::kZstd;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker&) {
+    auto_create(client, {"z"});
     const Bytes sent = make_batch(3, in_codec(storage::Compression::kGzip), true, 300);
     ASSERT_EQ(produce(client, "z", 0, sent).error_code, 0);
     const Bytes kept = stored(client, "z");
@@ -380,6 +423,7 @@ TEST(Produce, BatchesInTheTopicsCodecAreStoredAsSent) {
   BrokerHarness harness;
   harness.config().storage.topic_defaults.compression_type = storage::Compression::kLz4;
   ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker& broker) {
+    auto_create(client, {"same"});
     const Bytes lz4 = make_batch(2, in_codec(storage::Compression::kLz4), true, 300);
     ASSERT_EQ(produce(client, "same", 0, lz4).error_code, 0);
     EXPECT_EQ(stored(client, "same"), lz4) << "byte for byte (base offset 0 is the offset it gets)";
@@ -397,6 +441,7 @@ TEST(Produce, AReencodedBatchOverMaxMessageBytesIsTooLarge) {
   harness.config().storage.topic_defaults.compression_type = storage::Compression::kNone;
   harness.config().storage.topic_defaults.max_message_bytes = 1000;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    auto_create(client, {"grow"});
     const Bytes gzip = make_batch(4, in_codec(storage::Compression::kGzip), true, 1000);
     ASSERT_LT(gzip.size(), 1000u);
     const PartitionResponse answer = produce(client, "grow", 0, gzip);
@@ -410,6 +455,7 @@ TEST(Produce, LogAppendTimeTopicsAnswerTheAppendTime) {
   BrokerHarness harness;
   harness.config().storage.topic_defaults.message_timestamp_type = storage::MessageTimestampType::kLogAppendTime;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker&) {
+    auto_create(client, {"lat"});
     const PartitionResponse v2 = produce(client, "lat", 0, make_batch(), 3);
     EXPECT_EQ(v2.error_code, 0);
     EXPECT_GT(v2.log_append_time_ms, 0);
@@ -421,6 +467,7 @@ TEST(Produce, DiskPressureRefusesWithKafkaStorageError) {
   BrokerHarness harness;
   harness.config().storage.log_disk_usage_max_percent = 50;
   ASSERT_TRUE(harness.run([&harness](Env env, KafkaClient& client, Broker& broker) {
+    auto_create(client, {"full"});
     ASSERT_EQ(produce(client, "full", 0, make_batch()).error_code, 0);
     SimDisk& disk = harness.server().disk();
     disk.set_capacity_bytes(disk.used_bytes() + disk.used_bytes() / 2);  // now over 50 % full
@@ -453,6 +500,7 @@ TEST(Produce, TransactionalBatchesAreNotAuthorized) {
 TEST(Produce, SequencesAreIgnoredWithoutAProducerId) {
   BrokerHarness harness;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker&) {
+    auto_create(client, {"js"});
     storage::BatchOptions kafkajs;
     kafkajs.base_sequence = 0;
     for (int i = 0; i < 3; ++i) EXPECT_EQ(produce(client, "js", 0, make_batch(1, kafkajs)).base_offset, i);
@@ -463,6 +511,7 @@ TEST(Produce, SequencesAreIgnoredWithoutAProducerId) {
 TEST(Produce, AnAppendWakesALongPollingFetch) {
   BrokerHarness harness;
   ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker&) {
+    auto_create(client, {"poll"});
     ASSERT_EQ(produce(client, "poll", 0, make_batch()).error_code, 0);
     KafkaClient consumer = BrokerHarness::connect(env);
     protocol::FetchRequest fetch;

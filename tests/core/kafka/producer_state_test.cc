@@ -172,7 +172,7 @@ TEST(InitProducerId, HandsOutNewIdsAtEveryVersionAndRefusesTransactionalIds) {
   BrokerHarness harness;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker&) {
     int64_t last = -1;
-    for (int16_t version = 0; version <= 4; ++version) {
+    for (int16_t version = 0; version <= 5; ++version) {
       const int64_t id = new_producer_id(client, version);
       EXPECT_GT(id, last) << "v" << version;
       last = id;
@@ -208,6 +208,7 @@ TEST(InitProducerId, IdsNeverRepeatAcrossRestarts) {
 TEST(IdempotentProduce, ARetriedBatchGetsItsOriginalOffsetAndIsNotAppendedAgain) {
   BrokerHarness harness;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    auto_create(client, {"idem"});
     const int64_t id = new_producer_id(client);
     const Bytes first = idempotent_batch(id, 0, 0, 3);
     EXPECT_EQ(send(client, first).base_offset, 0);
@@ -223,6 +224,7 @@ TEST(IdempotentProduce, ARetriedBatchGetsItsOriginalOffsetAndIsNotAppendedAgain)
 TEST(IdempotentProduce, OutOfOrderSequencesAndOldEpochsAreRefused) {
   BrokerHarness harness;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
+    auto_create(client, {"idem"});
     const int64_t id = new_producer_id(client);
     ASSERT_EQ(send(client, idempotent_batch(id, 1, 0, 2)).error_code, 0);
     const Answer gap = send(client, idempotent_batch(id, 1, 5));
@@ -241,6 +243,7 @@ TEST(IdempotentProduce, StateSurvivesARestart) {
   BrokerHarness harness;
   int64_t id = -1;
   ASSERT_TRUE(harness.run([&id](Env, KafkaClient& client, Broker&) {
+    auto_create(client, {"idem"});
     id = new_producer_id(client);
     for (int i = 0; i < 7; ++i) ASSERT_EQ(send(client, idempotent_batch(id, 0, i * 2, 2)).base_offset, i * 2);
   }));

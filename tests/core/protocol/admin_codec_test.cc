@@ -51,6 +51,26 @@ constexpr const char* kDescribeConfigsV2Response =
     "   000c726574656e74696f6e2e6d73 000733363030303030 01 | 00106c6f672e726574656e74696f6e2e6d73 "
     "0009363034383030303030 05"
     " | 0003 0004676f6e65 02 000178 00000000";
+// The v0 layouts: CreateTopicsRequest[0]([('orders', 3, 1, [], [('retention.ms', '3600000')])], timeout=30000), id
+// 11 (no validate_only); CreateTopicsResponse[0]([('orders', 0), ('bad', 36)]) (no error message);
+// DeleteTopicsRequest[0](['a', 'bc'], 15000), id 12; DeleteTopicsResponse[0]([('a', 0), ('bc', 3)]) (no throttle);
+// DescribeConfigsRequest[0]([(2, 'orders', ['retention.ms', 'cleanup.policy'])]), id 13 (no include_synonyms);
+// DescribeConfigsResponse[0](0, [(0, None, 2, 'orders', [('retention.ms', '3600000', False, False, False),
+//   ('cleanup.policy', 'delete', False, True, False)])]) (is_default in place of config_source, no synonyms).
+constexpr const char* kCreateTopicsV0Request =
+    "0000004b 0013 0000 0000000b 000c6b61666b612d707974686f6e | 00000001 | 00066f7264657273 00000003 0001 00000000"
+    " 00000001 000c726574656e74696f6e2e6d73 000733363030303030 | 00007530";
+constexpr const char* kCreateTopicsV0Response = "00000002 | 00066f7264657273 0000 | 0003626164 0024";
+constexpr const char* kDeleteTopicsV0Request =
+    "00000025 0014 0000 0000000c 000c6b61666b612d707974686f6e | 00000002 000161 00026263 | 00003a98";
+constexpr const char* kDeleteTopicsV0Response = "00000002 000161 0000 | 00026263 0003";
+constexpr const char* kDescribeConfigsV0Request =
+    "00000045 0020 0000 0000000d 000c6b61666b612d707974686f6e | 00000001"
+    " | 02 00066f7264657273 00000002 000c726574656e74696f6e2e6d73 000e636c65616e75702e706f6c696379";
+constexpr const char* kDescribeConfigsV0Response =
+    "00000000 | 00000001 | 0000 ffff 02 00066f7264657273 00000002"
+    " | 000c726574656e74696f6e2e6d73 000733363030303030 00 00 00 | 000e636c65616e75702e706f6c696379 000664656c657465 "
+    "00 01 00";
 // AlterConfigsRequest[1]([(2, 'orders', [('retention.ms', '7200000'), ('segment.bytes', None)])], False), id 10.
 constexpr const char* kAlterConfigsV1Request =
     "00000050 0021 0001 0000000a 000c6b61666b612d707974686f6e | 00000001 | 02 00066f7264657273 00000002"
@@ -163,7 +183,31 @@ TEST(AdminCodec, CreateTopicsRoundTripsAtEveryVersion) {
   }
 }
 
+TEST(AdminCodec, CreateTopicsV0FromKafkaPython) {
+  const auto request = decode_golden_request<CreateTopicsRequest>(kCreateTopicsV0Request);
+  ASSERT_EQ(request.topics.size(), 1u);
+  EXPECT_EQ(request.topics[0].num_partitions, 3);
+  EXPECT_EQ(request.topics[0].configs[0].value, "3600000");
+  EXPECT_FALSE(request.validate_only);
+  CreateTopicsResponse response;
+  response.throttle_time_ms = 5;  // not in v0
+  response.topics.push_back({"orders", {}, 0, std::nullopt, std::nullopt, 3, 1, {}});
+  response.topics.push_back({"bad", {}, 36, "Topic 'bad' already exists.", std::nullopt, -1, -1, {}});
+  expect_body(response, 0, kCreateTopicsV0Response);
+}
+
 // --- DeleteTopics ---
+
+TEST(AdminCodec, DeleteTopicsV0FromKafkaPython) {
+  const auto request = decode_golden_request<DeleteTopicsRequest>(kDeleteTopicsV0Request);
+  EXPECT_EQ(request.topic_names, (std::vector<std::string>{"a", "bc"}));
+  EXPECT_EQ(request.timeout_ms, 15000);
+  DeleteTopicsResponse response;
+  response.throttle_time_ms = 5;  // not in v0
+  response.responses.push_back({"a", {}, 0, std::nullopt});
+  response.responses.push_back({"bc", {}, 3, std::nullopt});
+  expect_body(response, 0, kDeleteTopicsV0Response);
+}
 
 TEST(AdminCodec, DeleteTopicsV3FromKafkaPython) {
   const auto request = decode_golden_request<DeleteTopicsRequest>(kDeleteTopicsV3Request);
@@ -246,6 +290,32 @@ TEST(AdminCodec, DescribeConfigsV2FromKafkaPython) {
   expect_body(response, 2, kDescribeConfigsV2Response);
 }
 
+TEST(AdminCodec, DescribeConfigsV0FromKafkaPython) {
+  const auto request = decode_golden_request<DescribeConfigsRequest>(kDescribeConfigsV0Request);
+  ASSERT_EQ(request.resources.size(), 1u);
+  EXPECT_EQ(request.resources[0].configuration_keys->size(), 2u);
+  EXPECT_FALSE(request.include_synonyms);
+  DescribeConfigsResponse response;
+  response.results.push_back({0, std::nullopt, 2, "orders", {}});
+  // config_source, the synonyms, the type and the documentation have no place in v0: only is_default travels.
+  response.results[0].configs.push_back(
+      {"retention.ms", "3600000", false, false, 1, false, {{"retention.ms", "1", 1}}, 5, "doc"});
+  response.results[0].configs.push_back({"cleanup.policy", "delete", false, true, 5, false, {}, 7, std::nullopt});
+  expect_body(response, 0, kDescribeConfigsV0Response);
+}
+
+// v4 is flexible: compact strings and arrays (a null key list is 00), a tagged-field block per struct.
+TEST(AdminCodec, DescribeConfigsV4FlexibleBytes) {
+  DescribeConfigsRequest request;
+  request.resources.push_back({2, "t", std::nullopt});
+  request.include_synonyms = true;
+  expect_body(request, 4, "02 | 02 0274 00 00 | 01 | 00 | 00");
+  DescribeConfigsResponse response;
+  response.results.push_back({0, std::nullopt, 2, "t", {}});
+  response.results[0].configs.push_back({"a", "b", false, false, 5, false, {}, 3, std::nullopt});
+  expect_body(response, 4, "00000000 | 02 | 0000 00 02 0274 02 | 0261 0262 00 05 00 01 03 00 00 | 00 | 00");
+}
+
 TEST(AdminCodec, DescribeConfigsRoundTripsAtEveryVersion) {
   DescribeConfigsRequest request;
   request.resources.push_back({2, "t", std::vector<std::string>{"a", "b"}});
@@ -256,7 +326,7 @@ TEST(AdminCodec, DescribeConfigsRoundTripsAtEveryVersion) {
   response.throttle_time_ms = 9;
   DescribeConfigsResponse::Config config{"a", std::nullopt, true, true, 4, true, {{"s", "v", 4}}, 5, "doc"};
   response.results.push_back({0, std::nullopt, 2, "t", {config}});
-  for (int16_t v = 0; v <= 3; ++v) {
+  for (int16_t v = 0; v <= 4; ++v) {
     const DescribeConfigsRequest back = round_trip(request, v);
     EXPECT_EQ(back.include_synonyms, v >= 1);
     EXPECT_EQ(back.include_documentation, v >= 3);

@@ -47,13 +47,33 @@ TEST(ApiTable, FlexibleVersionsFromKafka39) {
   EXPECT_FALSE(is_flexible(ApiKey::kOffsetDelete, 100));
 }
 
+// The admin APIs serve every version Kafka 3.9 serves (its schemas' validVersions).
+TEST(ApiTable, AdminApisServeEveryKafka39Version) {
+  struct Range {
+    ApiKey key;
+    int16_t min;
+    int16_t max;
+  };
+  for (const Range& expected :
+       {Range{ApiKey::kCreateTopics, 0, 7}, Range{ApiKey::kDeleteTopics, 0, 6}, Range{ApiKey::kDeleteRecords, 0, 2},
+        Range{ApiKey::kInitProducerId, 0, 5}, Range{ApiKey::kOffsetForLeaderEpoch, 0, 4},
+        Range{ApiKey::kDescribeConfigs, 0, 4}, Range{ApiKey::kAlterConfigs, 0, 2},
+        Range{ApiKey::kIncrementalAlterConfigs, 0, 1}, Range{ApiKey::kDescribeCluster, 0, 1}}) {
+    const ApiInfo& api = api_info(expected.key);
+    EXPECT_EQ(api.min_version, expected.min) << api.name;
+    EXPECT_EQ(api.max_version, expected.max) << api.name;
+  }
+  EXPECT_TRUE(is_flexible(ApiKey::kDescribeConfigs, 4));
+}
+
 TEST(ApiTable, LookupAndSupport) {
   EXPECT_EQ(find_api(4), nullptr);  // LeaderAndIsr: not served
   EXPECT_EQ(find_api(-1), nullptr);
   EXPECT_EQ(find_api(1000), nullptr);
-  EXPECT_TRUE(is_supported(ApiKey::kJoinGroup, 2));
-  EXPECT_FALSE(is_supported(ApiKey::kJoinGroup, 1));
-  EXPECT_FALSE(is_supported(ApiKey::kJoinGroup, 7));
+  EXPECT_TRUE(is_supported(ApiKey::kJoinGroup, 0));  // Kafka 3.9's whole range, for clients without ApiVersions
+  EXPECT_TRUE(is_supported(ApiKey::kJoinGroup, 9));
+  EXPECT_FALSE(is_supported(ApiKey::kJoinGroup, 10));
+  EXPECT_FALSE(is_supported(ApiKey::kJoinGroup, -1));
   EXPECT_FALSE(is_supported(ApiKey::kApiVersions, 5));
 }
 

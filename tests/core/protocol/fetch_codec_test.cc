@@ -367,6 +367,29 @@ TEST(OffsetForLeaderEpochCodec, RequestBytesV2AndFlexibleV4) {
   EXPECT_EQ(back->replica_id, -2);  // absent before v3: Kafka's default
 }
 
+// v0 has neither the current leader epoch nor the replica id, and answers no epoch; v1 answers it.
+TEST(OffsetForLeaderEpochCodec, ClassicV0AndV1Bytes) {
+  OffsetForLeaderEpochRequest request;
+  request.replica_id = -1;
+  request.topics = {{"t", {{1, 5, 0}}}};
+  Bytes v0;
+  ASSERT_TRUE(encode_message(request, 0, &v0).ok());
+  EXPECT_EQ(v0, hex("00000001 000174 00000001 00000001 00000000"));
+  Result<OffsetForLeaderEpochRequest> back = decode_message<OffsetForLeaderEpochRequest>(v0, 1);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back->topics[0].partitions[0].current_leader_epoch, -1);  // not sent: no fencing
+  EXPECT_EQ(back->replica_id, -2);
+  OffsetForLeaderEpochResponse response;
+  response.throttle_time_ms = 3;
+  response.topics = {{"t", {{0, 1, 0, 42}}}};
+  Bytes out;
+  ASSERT_TRUE(encode_message(response, 0, &out).ok());
+  EXPECT_EQ(out, hex("00000001 000174 00000001 0000 00000001 000000000000002a"));
+  out.clear();
+  ASSERT_TRUE(encode_message(response, 1, &out).ok());
+  EXPECT_EQ(out, hex("00000001 000174 00000001 0000 00000001 00000000 000000000000002a"));
+}
+
 TEST(OffsetForLeaderEpochCodec, ResponseBytesV4) {
   OffsetForLeaderEpochResponse response;
   response.topics = {{"t", {{0, 1, 0, 42}, {3, 2, -1, -1}}}};
@@ -385,13 +408,14 @@ TEST(OffsetForLeaderEpochCodec, RoundTripsAtEveryVersion) {
   OffsetForLeaderEpochResponse response;
   response.throttle_time_ms = 6;
   response.topics = {{"a", {{0, 0, 0, 10}, {75, 1, -1, -1}}}, {"b", {}}};
-  for (int16_t version = 2; version <= 4; ++version) {
+  for (int16_t version = 0; version <= 4; ++version) {
     const OffsetForLeaderEpochRequest request_back = round_trip(request, version);
     EXPECT_EQ(request_back.replica_id, version >= 3 ? -1 : -2);
-    EXPECT_EQ(request_back.topics[0].partitions[0].current_leader_epoch, 2);
+    EXPECT_EQ(request_back.topics[0].partitions[0].current_leader_epoch, version >= 2 ? 2 : -1);
     EXPECT_EQ(request_back.topics[0].partitions[0].leader_epoch, 1);
     const OffsetForLeaderEpochResponse back = round_trip(response, version);
-    EXPECT_EQ(back.throttle_time_ms, 6);
+    EXPECT_EQ(back.throttle_time_ms, version >= 2 ? 6 : 0);
+    EXPECT_EQ(back.topics[0].partitions[0].leader_epoch, version >= 1 ? 0 : -1);
     EXPECT_EQ(back.topics[0].partitions[0].end_offset, 10);
     EXPECT_EQ(back.topics[0].partitions[1].error_code, 75);
     EXPECT_TRUE(back.topics[1].partitions.empty());
@@ -401,7 +425,7 @@ TEST(OffsetForLeaderEpochCodec, RoundTripsAtEveryVersion) {
 TEST(OffsetForLeaderEpochCodec, TruncatedBodiesFailAtEveryCut) {
   OffsetForLeaderEpochRequest epochs;
   epochs.topics = {{"a", {{0, 2, 1}}}};
-  for (int16_t version = 2; version <= 4; ++version) {
+  for (int16_t version = 0; version <= 4; ++version) {
     testing::expect_truncations_fail(epochs, version);
   }
 }

@@ -1,7 +1,8 @@
 // The consumer-group codecs: JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, ListGroups,
 // DescribeGroups, DeleteGroups and OffsetDelete. Golden bytes from kafka-python 2.0.2 for the non-flexible versions
 // it has (script at the end), hand-built bytes from Kafka 3.9's schemas for flexible ones, round trips of messages
-// using every field at every served version, and truncated bodies.
+// using every field at every served version, and truncated bodies. The versions beyond what these clients send
+// (JoinGroup 0-1 and 7-9, OffsetCommit 0-1, ...) have their bytes in group_versions_codec_test.cc.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -140,16 +141,22 @@ TEST(GroupCodec, JoinGroupV6FlexibleBytes) {
 }
 
 TEST(GroupCodec, JoinGroupRoundTripsAtEveryVersion) {
-  JoinGroupRequest request{"g", 6000, 9000, "m-1", "static-1", "consumer", {{"range", hex("0102")}, {"rr", {}}}};
-  JoinGroupResponse response{7, 0, 4, "range", "m-1", "m-2", {{"m-1", "static-1", hex("01")}, {"m-2", {}, {}}}};
-  for (int16_t v = 2; v <= 6; ++v) {
+  JoinGroupRequest request{
+      "g", 6000, 9000, "m-1", "static-1", "consumer", {{"range", hex("0102")}, {"rr", {}}}, "restarted"};
+  JoinGroupResponse response{
+      7, 0, 4, "consumer", "range", "m-1", true, "m-2", {{"m-1", "static-1", hex("01")}, {"m-2", {}, {}}}};
+  for (int16_t v = 0; v <= 9; ++v) {
     const JoinGroupRequest back = round_trip(request, v);
-    EXPECT_EQ(back.rebalance_timeout_ms, 9000);
+    EXPECT_EQ(back.rebalance_timeout_ms, v >= 1 ? 9000 : -1);
     EXPECT_EQ(back.group_instance_id, v >= 5 ? OptString("static-1") : std::nullopt);
     EXPECT_EQ(back.protocols[0].metadata, hex("0102"));
+    EXPECT_EQ(back.reason, v >= 8 ? OptString("restarted") : std::nullopt);
     const JoinGroupResponse answer = round_trip(response, v);
-    EXPECT_EQ(answer.throttle_time_ms, 7);
+    EXPECT_EQ(answer.throttle_time_ms, v >= 2 ? 7 : 0);
     EXPECT_EQ(answer.generation_id, 4);
+    EXPECT_EQ(answer.protocol_type, v >= 7 ? OptString("consumer") : std::nullopt);
+    EXPECT_EQ(answer.protocol_name, OptString("range"));
+    EXPECT_EQ(answer.skip_assignment, v >= 9);
     EXPECT_EQ(answer.members[0].group_instance_id, v >= 5 ? OptString("static-1") : std::nullopt);
     EXPECT_EQ(answer.members[0].metadata, hex("01"));
   }
@@ -163,7 +170,7 @@ TEST(GroupCodec, SyncGroupAndHeartbeatV1FromKafkaPython) {
   EXPECT_EQ(sync.member_id, "m-1");
   ASSERT_EQ(sync.assignments.size(), 2u);
   EXPECT_EQ(sync.assignments[0].assignment, hex("00016162"));
-  expect_encodes_to(SyncGroupResponse{0, 27, hex("00016162")}, 1, hex(kSyncGroupV1Response));
+  expect_encodes_to(SyncGroupResponse{0, 27, {}, {}, hex("00016162")}, 1, hex(kSyncGroupV1Response));
 
   const auto heartbeat = golden_request<HeartbeatRequest>(hex(kHeartbeatV1Request));
   EXPECT_EQ(heartbeat.group_id, "g1");
@@ -173,21 +180,27 @@ TEST(GroupCodec, SyncGroupAndHeartbeatV1FromKafkaPython) {
 }
 
 TEST(GroupCodec, SyncGroupAndHeartbeatV4FlexibleBytes) {
-  expect_encodes_to(SyncGroupRequest{"g", 1, "m", std::nullopt, {{"m", hex("ab")}}}, 4,
+  expect_encodes_to(SyncGroupRequest{"g", 1, "m", std::nullopt, {}, {}, {{"m", hex("ab")}}}, 4,
                     hex("0267 00000001 026d 00 | 02 026d 02ab 00 | 00"));
-  expect_encodes_to(SyncGroupResponse{0, 0, hex("ab")}, 4, hex("00000000 0000 02ab 00"));
+  expect_encodes_to(SyncGroupResponse{0, 0, {}, {}, hex("ab")}, 4, hex("00000000 0000 02ab 00"));
   expect_encodes_to(HeartbeatRequest{"g", 1, "m", "i"}, 4, hex("0267 00000001 026d 0269 00"));
   expect_encodes_to(HeartbeatResponse{0, 27}, 4, hex("00000000 001b 00"));
 }
 
 TEST(GroupCodec, SyncGroupAndHeartbeatRoundTripAtEveryVersion) {
-  const SyncGroupRequest sync{"g", 5, "m-1", "static-1", {{"m-1", hex("0a0b")}, {"m-2", {}}}};
+  const SyncGroupRequest sync{"g", 5, "m-1", "static-1", "consumer", "range", {{"m-1", hex("0a0b")}, {"m-2", {}}}};
   const HeartbeatRequest heartbeat{"g", 5, "m-1", "static-1"};
-  for (int16_t v = 0; v <= 4; ++v) {
+  for (int16_t v = 0; v <= 5; ++v) {
     const SyncGroupRequest back = round_trip(sync, v);
     EXPECT_EQ(back.group_instance_id, v >= 3 ? OptString("static-1") : std::nullopt);
+    EXPECT_EQ(back.protocol_type, v >= 5 ? OptString("consumer") : std::nullopt);
+    EXPECT_EQ(back.protocol_name, v >= 5 ? OptString("range") : std::nullopt);
     EXPECT_EQ(back.assignments[0].assignment, hex("0a0b"));
-    EXPECT_EQ(round_trip(SyncGroupResponse{9, 22, hex("0c")}, v).throttle_time_ms, v >= 1 ? 9 : 0);
+    const SyncGroupResponse synced = round_trip(SyncGroupResponse{9, 22, "consumer", "range", hex("0c")}, v);
+    EXPECT_EQ(synced.throttle_time_ms, v >= 1 ? 9 : 0);
+    EXPECT_EQ(synced.protocol_name, v >= 5 ? OptString("range") : std::nullopt);
+    EXPECT_EQ(synced.assignment, hex("0c"));
+    if (v > 4) continue;  // Heartbeat ends at v4
     EXPECT_EQ(round_trip(heartbeat, v).group_instance_id, v >= 3 ? OptString("static-1") : std::nullopt);
     const HeartbeatResponse beat = round_trip(HeartbeatResponse{9, 27}, v);
     EXPECT_EQ(beat.throttle_time_ms, v >= 1 ? 9 : 0);
@@ -203,17 +216,21 @@ TEST(GroupCodec, LeaveGroupV1FromKafkaPythonAndV4Flexible) {
   EXPECT_EQ(request.member_id, "m-1");
   expect_encodes_to(LeaveGroupResponse{0, 25, {}}, 1, hex(kLeaveGroupV1Response));
   // v3+ carries a batch of members instead of one MemberId.
-  expect_encodes_to(LeaveGroupRequest{"g", "", {{"m", std::nullopt}}}, 4, hex("0267 | 02 026d 00 00 | 00"));
+  expect_encodes_to(LeaveGroupRequest{"g", "", {{"m", std::nullopt, std::nullopt}}}, 4,
+                    hex("0267 | 02 026d 00 00 | 00"));
   expect_encodes_to(LeaveGroupResponse{0, 0, {{"m", "i", 25}}}, 4, hex("00000000 0000 | 02 026d 0269 0019 00 | 00"));
 }
 
 TEST(GroupCodec, LeaveGroupRoundTripsAtEveryVersion) {
-  const LeaveGroupRequest request{"g", "m-1", {{"m-1", std::nullopt}, {"m-2", "static-2"}}};
+  const LeaveGroupRequest request{"g", "m-1", {{"m-1", std::nullopt, std::nullopt}, {"m-2", "static-2", "bye"}}};
   const LeaveGroupResponse response{3, 0, {{"m-1", std::nullopt, 0}, {"m-2", "static-2", 25}}};
-  for (int16_t v = 0; v <= 4; ++v) {
+  for (int16_t v = 0; v <= 5; ++v) {
     const LeaveGroupRequest back = round_trip(request, v);
     EXPECT_EQ(back.member_id, v <= 2 ? "m-1" : "");
-    EXPECT_EQ(back.members.size(), v >= 3 ? 2u : 0u);
+    ASSERT_EQ(back.members.size(), v >= 3 ? 2u : 0u);
+    if (v >= 3) {
+      EXPECT_EQ(back.members[1].reason, v >= 5 ? OptString("bye") : std::nullopt);
+    }
     const LeaveGroupResponse answer = round_trip(response, v);
     EXPECT_EQ(answer.throttle_time_ms, v >= 1 ? 3 : 0);
     ASSERT_EQ(answer.members.size(), v >= 3 ? 2u : 0u);
@@ -251,7 +268,7 @@ TEST(GroupCodec, OffsetCommitV8FlexibleBytes) {
   request.group_id = "g";
   request.generation_id = 2;
   request.member_id = "m";
-  request.topics = {{"t", {{0, 42, 5, std::nullopt}}}};
+  request.topics = {{"t", {{0, 42, 5, -1, std::nullopt}}}};
   // No retention time after v4; GroupInstanceId null; the partition's leader epoch, null metadata as 00.
   expect_encodes_to(request, 8,
                     hex("0267 00000002 026d 00 | 02 0274 02 00000000 000000000000002a 00000005 00 00 00 | 00"));
@@ -266,13 +283,15 @@ TEST(GroupCodec, OffsetCommitRoundTripsAtEveryVersion) {
   request.member_id = "m-1";
   request.group_instance_id = "static-1";
   request.retention_time_ms = 60000;
-  request.topics = {{"a", {{0, 10, 3, "x"}, {1, 11, -1, std::nullopt}}}, {"b", {}}};
+  request.topics = {{"a", {{0, 10, 3, 1700000000000, "x"}, {1, 11, -1, -1, std::nullopt}}}, {"b", {}}};
   const OffsetCommitResponse response{6, {{"a", {{0, 0}, {1, 27}}}}};
-  for (int16_t v = 2; v <= 8; ++v) {
+  for (int16_t v = 0; v <= 9; ++v) {
     const OffsetCommitRequest back = round_trip(request, v);
-    EXPECT_EQ(back.generation_id, 4);
+    EXPECT_EQ(back.generation_id, v >= 1 ? 4 : -1);
+    EXPECT_EQ(back.member_id, v >= 1 ? "m-1" : "");
+    EXPECT_EQ(back.topics[0].partitions[0].commit_timestamp, v == 1 ? 1700000000000 : -1);
     EXPECT_EQ(back.group_instance_id, v >= 7 ? OptString("static-1") : std::nullopt);
-    EXPECT_EQ(back.retention_time_ms, v <= 4 ? 60000 : -1);
+    EXPECT_EQ(back.retention_time_ms, v >= 2 && v <= 4 ? 60000 : -1);
     EXPECT_EQ(back.topics[0].partitions[0].committed_leader_epoch, v >= 6 ? 3 : -1);
     EXPECT_EQ(back.topics[0].partitions[0].committed_metadata, OptString("x"));
     EXPECT_FALSE(back.topics[0].partitions[1].committed_metadata.has_value());
@@ -303,7 +322,7 @@ TEST(GroupCodec, OffsetFetchFromKafkaPython) {
 
 TEST(GroupCodec, OffsetFetchV8BatchedFlexibleBytes) {
   OffsetFetchRequest request;
-  request.groups = {{"g", std::nullopt}, {"h", std::vector<OffsetFetchRequest::Topic>{{"t", {0, 1}}}}};
+  request.groups = {{"g", {}, -1, std::nullopt}, {"h", {}, -1, std::vector<OffsetFetchRequest::Topic>{{"t", {0, 1}}}}};
   request.require_stable = true;
   expect_encodes_to(request, 8, hex("03 | 0267 00 00 | 0268 02 0274 03 00000000 00000001 00 00 | 01 00"));
   OffsetFetchResponse response;
@@ -316,18 +335,22 @@ TEST(GroupCodec, OffsetFetchRoundTripsAtEveryVersion) {
   OffsetFetchRequest request;
   request.group_id = "g";
   request.topics = std::vector<OffsetFetchRequest::Topic>{{"a", {0, 2}}};
-  request.groups = {{"g", std::nullopt}, {"h", std::vector<OffsetFetchRequest::Topic>{{"a", {1}}}}};
+  request.groups = {{"g", "m-1", 3, std::nullopt}, {"h", {}, -1, std::vector<OffsetFetchRequest::Topic>{{"a", {1}}}}};
   request.require_stable = true;
   OffsetFetchResponse response;
   response.throttle_time_ms = 8;
   response.topics = {{"a", {{0, 5, 2, "m", 0}, {2, -1, -1, std::nullopt, 0}}}};
   response.error_code = 16;
   response.groups = {{"g", {{"a", {{0, 5, 2, "m", 0}}}}, 0}, {"h", {}, 69}};
-  for (int16_t v = 1; v <= 8; ++v) {
+  for (int16_t v = 0; v <= 9; ++v) {
     const OffsetFetchRequest back = round_trip(request, v);
     EXPECT_EQ(back.group_id, v <= 7 ? "g" : "");
     EXPECT_EQ(back.topics.has_value() && back.topics->size() == 1, v <= 7);
-    EXPECT_EQ(back.groups.size(), v >= 8 ? 2u : 0u);
+    ASSERT_EQ(back.groups.size(), v >= 8 ? 2u : 0u);
+    if (v >= 8) {
+      EXPECT_EQ(back.groups[0].member_id, v >= 9 ? OptString("m-1") : std::nullopt);
+      EXPECT_EQ(back.groups[0].member_epoch, v >= 9 ? 3 : -1);
+    }
     EXPECT_EQ(back.require_stable, v >= 7);
     const OffsetFetchResponse answer = round_trip(response, v);
     EXPECT_EQ(answer.throttle_time_ms, v >= 3 ? 8 : 0);
@@ -357,7 +380,7 @@ TEST(GroupCodec, OffsetFetchNullTopicsRefusedBeforeV2) {
 
 TEST(GroupCodec, ListDescribeDeleteGroupsFromKafkaPython) {
   golden_request<ListGroupsRequest>(hex(kListGroupsV2Request));
-  expect_encodes_to(ListGroupsResponse{0, 0, {{"g1", "consumer", ""}, {"g2", "", ""}}}, 2,
+  expect_encodes_to(ListGroupsResponse{0, 0, {{"g1", "consumer", "", ""}, {"g2", "", "", ""}}}, 2,
                     hex(kListGroupsV2Response));
 
   const auto describe = golden_request<DescribeGroupsRequest>(hex(kDescribeGroupsV3Request));
@@ -374,8 +397,8 @@ TEST(GroupCodec, ListDescribeDeleteGroupsFromKafkaPython) {
 }
 
 TEST(GroupCodec, ListDescribeDeleteGroupsFlexibleBytes) {
-  expect_encodes_to(ListGroupsRequest{{"Stable"}}, 4, hex("02 07537461626c65 00"));
-  expect_encodes_to(ListGroupsResponse{0, 0, {{"g", "consumer", "Empty"}}}, 4,
+  expect_encodes_to(ListGroupsRequest{{"Stable"}, {}}, 4, hex("02 07537461626c65 00"));
+  expect_encodes_to(ListGroupsResponse{0, 0, {{"g", "consumer", "Empty", ""}}}, 4,
                     hex("00000000 0000 | 02 0267 09636f6e73756d6572 06456d707479 00 | 00"));
   expect_encodes_to(ListGroupsRequest{}, 3, hex("00"));
   expect_encodes_to(DescribeGroupsRequest{{"g"}, false}, 5, hex("02 0267 00 00"));
@@ -389,12 +412,15 @@ TEST(GroupCodec, ListDescribeDeleteGroupsFlexibleBytes) {
 }
 
 TEST(GroupCodec, ListDescribeDeleteGroupsRoundTripAtEveryVersion) {
-  const ListGroupsResponse listed{2, 0, {{"g", "consumer", "Stable"}, {"h", "", "Empty"}}};
-  for (int16_t v = 0; v <= 4; ++v) {
-    EXPECT_EQ(round_trip(ListGroupsRequest{{"Stable", "Empty"}}, v).states_filter.size(), v >= 4 ? 2u : 0u);
+  const ListGroupsResponse listed{2, 0, {{"g", "consumer", "Stable", "classic"}, {"h", "", "Empty", "classic"}}};
+  for (int16_t v = 0; v <= 5; ++v) {
+    const ListGroupsRequest filters = round_trip(ListGroupsRequest{{"Stable", "Empty"}, {"classic"}}, v);
+    EXPECT_EQ(filters.states_filter.size(), v >= 4 ? 2u : 0u);
+    EXPECT_EQ(filters.types_filter.size(), v >= 5 ? 1u : 0u);
     const ListGroupsResponse answer = round_trip(listed, v);
     EXPECT_EQ(answer.throttle_time_ms, v >= 1 ? 2 : 0);
     EXPECT_EQ(answer.groups[0].group_state, v >= 4 ? "Stable" : "");
+    EXPECT_EQ(answer.groups[0].group_type, v >= 5 ? "classic" : "");
     EXPECT_EQ(answer.groups[0].protocol_type, "consumer");
   }
   DescribeGroupsResponse described;
@@ -432,31 +458,34 @@ TEST(GroupCodec, OffsetDeleteV0BytesAndRoundTrip) {
 // --- Truncated bodies fail cleanly at every cut, for every API and served version ---
 
 TEST(GroupCodec, TruncatedBodiesFailAtEveryCut) {
-  for (int16_t v = 2; v <= 6; ++v) {
-    expect_truncations_fail(JoinGroupRequest{"g", 6000, 9000, "m", "i", "consumer", {{"range", hex("01")}}}, v);
-    expect_truncations_fail(JoinGroupResponse{0, 0, 1, "range", "m", "m", {{"m", "i", hex("01")}}}, v);
+  for (int16_t v = 0; v <= 9; ++v) {
+    expect_truncations_fail(JoinGroupRequest{"g", 6000, 9000, "m", "i", "consumer", {{"range", hex("01")}}, "r"}, v);
+    expect_truncations_fail(JoinGroupResponse{0, 0, 1, "consumer", "range", "m", true, "m", {{"m", "i", hex("01")}}},
+                            v);
   }
-  for (int16_t v = 0; v <= 4; ++v) {
-    expect_truncations_fail(SyncGroupRequest{"g", 1, "m", "i", {{"m", hex("01")}}}, v);
-    expect_truncations_fail(SyncGroupResponse{0, 0, hex("01")}, v);
+  for (int16_t v = 0; v <= 5; ++v) {
+    expect_truncations_fail(SyncGroupRequest{"g", 1, "m", "i", "consumer", "range", {{"m", hex("01")}}}, v);
+    expect_truncations_fail(SyncGroupResponse{0, 0, "consumer", "range", hex("01")}, v);
+    expect_truncations_fail(LeaveGroupRequest{"g", "m", {{"m", "i", "r"}}}, v);
+    expect_truncations_fail(LeaveGroupResponse{0, 0, {{"m", "i", 0}}}, v);
+    expect_truncations_fail(ListGroupsResponse{0, 0, {{"g", "consumer", "Stable", "classic"}}}, v);
+    if (v > 4) continue;
     expect_truncations_fail(HeartbeatRequest{"g", 1, "m", "i"}, v);
     expect_truncations_fail(HeartbeatResponse{0, 27}, v);
-    expect_truncations_fail(LeaveGroupRequest{"g", "m", {{"m", "i"}}}, v);
-    expect_truncations_fail(LeaveGroupResponse{0, 0, {{"m", "i", 0}}}, v);
-    expect_truncations_fail(ListGroupsResponse{0, 0, {{"g", "consumer", "Stable"}}}, v);
   }
-  expect_truncations_fail(ListGroupsRequest{{"Stable"}}, 4);
+  expect_truncations_fail(ListGroupsRequest{{"Stable"}, {"classic"}}, 5);
+  expect_truncations_fail(ListGroupsRequest{{"Stable"}, {}}, 4);
   expect_truncations_fail(ListGroupsRequest{}, 3);
-  for (int16_t v = 2; v <= 8; ++v) {
-    expect_truncations_fail(OffsetCommitRequest{"g", 1, "m", "i", -1, {{"t", {{0, 1, 2, "x"}}}}}, v);
+  for (int16_t v = 0; v <= 9; ++v) {
+    expect_truncations_fail(OffsetCommitRequest{"g", 1, "m", "i", -1, {{"t", {{0, 1, 2, 3, "x"}}}}}, v);
     expect_truncations_fail(OffsetCommitResponse{0, {{"t", {{0, 0}}}}}, v);
   }
   OffsetFetchRequest fetch;
   fetch.group_id = "g";
   fetch.topics = std::vector<OffsetFetchRequest::Topic>{{"t", {0}}};
-  fetch.groups = {{"g", std::nullopt}};
+  fetch.groups = {{"g", "m", 1, std::nullopt}};
   OffsetFetchResponse fetched{0, {{"t", {{0, 1, 2, "x", 0}}}}, 0, {{"g", {{"t", {{0, 1, 2, "x", 0}}}}, 0}}};
-  for (int16_t v = 1; v <= 8; ++v) {
+  for (int16_t v = 0; v <= 9; ++v) {
     expect_truncations_fail(fetch, v);
     expect_truncations_fail(fetched, v);
   }

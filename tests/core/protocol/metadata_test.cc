@@ -71,6 +71,24 @@ TEST(Metadata, RequestV9FlexibleBytes) {
   EXPECT_TRUE(null_topics->include_topic_authorized_operations);
 }
 
+// librdkafka 2.15's all-topics v9 body: a 4-byte placeholder where the compact topic count goes, then
+// AllowAutoTopicCreation (1 here), the two authorized-operations bools and the tag block. The strict codec refuses
+// the bytes left over; the broker's decode_request reads the prefix (null topics, three zero bytes, then the 01 as
+// one tagged field 0 of size 0) and counts the last byte.
+TEST(Metadata, LibrdkafkaAllTopicsBodyIsRefusedStrictlyAndReadByTheBrokersDecode) {
+  const Bytes body = hex("00000000 | 01 | 00 | 00 | 00");
+  const Result<MetadataRequest> strict = decode_message<MetadataRequest>(body, 9);
+  ASSERT_FALSE(strict.ok());
+  EXPECT_NE(strict.status().message().find("trailing"), std::string::npos) << strict.status().message();
+  size_t trailing = 0;
+  const Result<MetadataRequest> lenient = protocol::decode_request<MetadataRequest>(body, 9, &trailing);
+  ASSERT_TRUE(lenient.ok()) << lenient.status().to_string();
+  EXPECT_TRUE(lenient->all_topics(9));
+  EXPECT_EQ(trailing, 1u);
+  const Result<MetadataRequest> cut = protocol::decode_request<MetadataRequest>(hex("00 | 01"), 9, &trailing);
+  EXPECT_FALSE(cut.ok()) << "a body cut short is still an error";
+}
+
 MetadataResponse sample_response() {
   MetadataResponse response;
   response.throttle_time_ms = 0;

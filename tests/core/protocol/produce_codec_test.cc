@@ -259,7 +259,7 @@ TEST(InitProducerIdCodec, FlexibleV4Bytes) {
 }
 
 TEST(InitProducerIdCodec, RoundTripsAtEveryVersion) {
-  for (int16_t version = 0; version <= 4; ++version) {
+  for (int16_t version = 0; version <= 5; ++version) {
     InitProducerIdRequest request{.transactional_id = "tx", .transaction_timeout_ms = 9, .producer_id = 12,
                                   .producer_epoch = 3};
     const InitProducerIdRequest back = round_trip(request, version);

@@ -35,7 +35,7 @@ Bytes valid_batch(Compression codec = Compression::kNone, std::vector<Record> re
 }
 
 ErrorCode validate(const Bytes& batch, const ValidationRules& rules = rules_at(kT0)) {
-  return to_error_code(validate_produce_batch(batch, rules));
+  return to_error_code(validate_produce_batch(batch, rules).status());
 }
 
 Bytes patched(Bytes batch, size_t offset, uint64_t v, size_t bytes) {
@@ -86,6 +86,29 @@ TEST(BatchValidation, LeaderEpochIsIgnored) {
   EXPECT_EQ(validate(batch), ErrorCode::kNone);
 }
 
+// kafka-protocol.md trap 12: sarama writes -1 as the header's max timestamp. The answer is the records' own max.
+TEST(BatchValidation, TheMaxTimestampComesFromTheRecordsNotTheHeader) {
+  for (Compression codec : kAllCodecs) {
+    const Bytes sent = valid_batch(codec);  // record 4 is the latest, at kT0 + 100
+    for (int64_t header_max : {int64_t{-1}, kT0, kT0 + 1000000}) {
+      Result<ValidBatch> valid = validate_produce_batch(patched(sent, 35, static_cast<uint64_t>(header_max), 8),
+                                                        rules_at(kT0));
+      ASSERT_TRUE(valid.ok()) << valid.status().to_string();
+      EXPECT_EQ(valid->records_max_timestamp, kT0 + 100) << int(codec) << " header " << header_max;
+    }
+  }
+  // Records without timestamps (-1), or only below -1, leave no max timestamp, as Kafka's starts at -1.
+  for (int64_t timestamp : {int64_t{-1}, int64_t{-50}}) {
+    const Bytes none = valid_batch(Compression::kNone, {make_record(0, timestamp, "a", "1"),
+                                                        make_record(1, timestamp, "b", "2")});
+    EXPECT_EQ(validate_produce_batch(patched(none, 35, kT0, 8), rules_at(kT0))->records_max_timestamp, -1);
+  }
+  // A LogAppendTime batch's records carry its max timestamp (a CreateTime topic accepts one inside the window).
+  Bytes lat = valid_batch();
+  set_log_append_time(lat, kT0 + 7);
+  EXPECT_EQ(validate_produce_batch(lat, rules_at(kT0))->records_max_timestamp, kT0 + 7);
+}
+
 TEST(BatchValidation, MessageTooLarge) {
   const Bytes batch = valid_batch();
   ValidationRules rules = rules_at(kT0);
@@ -122,7 +145,7 @@ TEST(BatchValidation, InnerOffsetDeltasMustBeZeroToNMinusOne) {
                                                      make_record(3, kT0, "c", "3")});
   EXPECT_EQ(validate(gap), ErrorCode::kInvalidRecord);  // last offset delta 3 with 3 records
   EXPECT_EQ(validate(patched(gap, 23, 2, 4)), ErrorCode::kInvalidRecord);
-  Status status = validate_produce_batch(patched(gap, 23, 2, 4), rules_at(kT0));
+  Status status = validate_produce_batch(patched(gap, 23, 2, 4), rules_at(kT0)).status();
   EXPECT_NE(status.message().find("record 1 has offset delta 2"), std::string::npos) << status.message();
 }
 
@@ -151,7 +174,7 @@ TEST(BatchValidation, CompactedTopicsNeedKeys) {
   rules.compacted = true;
   for (Compression codec : kAllCodecs) {
     const Bytes batch = valid_batch(codec);  // record 1 has a null key
-    Status status = validate_produce_batch(batch, rules);
+    Status status = validate_produce_batch(batch, rules).status();
     EXPECT_EQ(to_error_code(status), ErrorCode::kInvalidRecord) << int(codec);
     EXPECT_NE(status.message().find("record 1 has no key"), std::string::npos) << status.message();
   }
@@ -279,7 +302,7 @@ RC_GTEST_PROP(BatchValidationProperty, MutationsAreRejectedOrOutsideTheCrc, ()) 
   const bool inside_crc = changed(batch, original, kBatchCrcCoveredFrom, batch.size());
   // Base offset, length and magic are checked before the CRC; the leader epoch (12..15) is not checked at all.
   const bool framing = changed(batch, original, 0, 12) || changed(batch, original, 16, 17);
-  const Status status = validate_produce_batch(batch, rules_at(kT0));
+  const Status status = validate_produce_batch(batch, rules_at(kT0)).status();
   if (inside_crc) RC_ASSERT(!status.ok());
   if (inside_crc && !framing) RC_ASSERT(to_error_code(status) == ErrorCode::kCorruptMessage);
   if (status.ok()) {
@@ -301,7 +324,7 @@ RC_GTEST_PROP(BatchValidationProperty, MutationsBehindAValidCrcNeverCrash, ()) {
   patch_be(&batch, 8, batch.size() - kBatchLogOverheadBytes, 4);
   batch[16] = static_cast<uint8_t>(kMagicV2);
   patch_be(&batch, kBatchCrcOffset, compute_batch_crc(batch), 4);
-  const Status status = validate_produce_batch(batch, rules_at(kT0));
+  const Status status = validate_produce_batch(batch, rules_at(kT0)).status();
   const ErrorCode code = to_error_code(status);
   RC_ASSERT(code == ErrorCode::kNone || code == ErrorCode::kInvalidRecord || code == ErrorCode::kInvalidTimestamp);
   Result<std::vector<Record>> records = decode_records(batch);

@@ -3,6 +3,7 @@
 // codec and option, and strict decoding of malformed batches.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -154,6 +155,41 @@ TEST(RecordBatch, HeaderOptionsAndInPlaceEdits) {
   decoded = decode_records(*batch);
   ASSERT_TRUE(decoded.ok());
   for (const Record& r : *decoded) EXPECT_EQ(r.timestamp, kT0 + 777);  // LogAppendTime: max_timestamp for all
+}
+
+// LogValidator's setMaxTimestamp: only max_timestamp, the timestamp-type bit and the CRC change; the records
+// section stays byte for byte (no recompression), and a header that already agrees is not copied at all.
+TEST(RecordBatch, CreateTimeMaxTimestampRewritesOnlyTheHeader) {
+  for (Compression codec : kAllCodecs) {
+    BatchOptions options;
+    options.compression = codec;
+    const Bytes built = build_batch(sample_records(0, kT0), options).value();
+    Bytes sent = built;
+    patch_be(&sent, 35, static_cast<uint64_t>(-1), 8);  // what sarama writes
+    reseal(&sent);
+    Bytes storage;
+    const ByteView fixed = with_create_time_max_timestamp(sent, kT0 + 100, &storage);
+    EXPECT_EQ(fixed.data(), storage.data()) << int(codec);
+    EXPECT_EQ(Bytes(fixed.begin(), fixed.end()), built) << int(codec) << ": the header build_batch writes";
+    EXPECT_TRUE(batch_crc_ok(fixed));
+    EXPECT_TRUE(std::equal(fixed.begin() + kBatchHeaderBytes, fixed.end(), sent.begin() + kBatchHeaderBytes));
+
+    Bytes untouched;
+    const ByteView same = with_create_time_max_timestamp(built, kT0 + 100, &untouched);
+    EXPECT_EQ(same.data(), built.data()) << "already right: stored as it came";
+    EXPECT_TRUE(untouched.empty());
+  }
+  // A LogAppendTime batch becomes CreateTime, as Kafka stores one on a CreateTime topic.
+  Bytes lat = build_batch(sample_records(0, kT0)).value();
+  set_log_append_time(lat, kT0 + 7);
+  Bytes storage;
+  const ByteView fixed = with_create_time_max_timestamp(lat, kT0 + 7, &storage);
+  ASSERT_EQ(fixed.data(), storage.data());
+  Result<BatchHeader> header = parse_batch_header(fixed);
+  ASSERT_TRUE(header.ok());
+  EXPECT_FALSE(header->log_append_time());
+  EXPECT_EQ(header->max_timestamp, kT0 + 7);
+  EXPECT_TRUE(batch_crc_ok(fixed));
 }
 
 TEST(RecordBatch, DeleteHorizonAndControlOptions) {

@@ -76,7 +76,7 @@ TEST(TopicConfig, TableDescribesEveryKeyOnceWithTheStructsDefault) {
     EXPECT_EQ(find_topic_config_key(key.name), &key);
     EXPECT_EQ(key.create_only, key.name == "durability" || key.name == "consumer.offset.durability") << key.name;
   }
-  EXPECT_EQ(names.size(), 25u);
+  EXPECT_EQ(names.size(), 26u);
   EXPECT_EQ(find_topic_config_key("preallocate"), nullptr);
 }
 
@@ -187,6 +187,20 @@ TEST(TopicConfig, TimestampTypeIsCaseSensitive) {
             "Invalid value createtime for configuration message.timestamp.type: String must be one of: CreateTime, "
             "LogAppendTime");
   EXPECT_NE(error_of("message.timestamp.type", ""), "ok");
+}
+
+// Deprecated and ignored since Kafka 3.0, but still accepted (librdkafka's test 0092 sets it): any release version
+// in MetadataVersion's spelling, with extra parts or an IV suffix; anything else is INVALID_CONFIG.
+TEST(TopicConfig, MessageFormatVersionIsAcceptedAndIgnored) {
+  EXPECT_EQ(value_after("message.format.version", "0.10.0.0"), "0.10.0.0");
+  EXPECT_EQ(value_after("message.format.version", "2.8.1"), "2.8.1");
+  EXPECT_EQ(value_after("message.format.version", "3.0-IV1"), "3.0-IV1");
+  EXPECT_EQ(value_after("message.format.version", "0.11.0-IV2"), "0.11.0-IV2");
+  EXPECT_NE(error_of("message.format.version", "banana"), "ok");
+  EXPECT_NE(error_of("message.format.version", "0.10"), "ok");
+  EXPECT_NE(error_of("message.format.version", "4.0"), "ok");
+  EXPECT_NE(error_of("message.format.version", "3.0-IVx"), "ok");
+  EXPECT_EQ(TopicConfig{}.value_of("message.format.version"), "3.0-IV1");
 }
 
 TEST(TopicConfig, CleanupPolicyLists) {

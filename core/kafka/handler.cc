@@ -1,0 +1,14 @@
+#include "core/kafka/handler.h"
+
+#include "core/kafka/broker.h"
+
+namespace sluice::kafka {
+
+void note_trailing_bytes(RequestContext& ctx, size_t trailing) {
+  ctx.broker.count_trailing_bytes();
+  ctx.env.log.debug("{} v{} (correlation id {}) from {}: ignored {} bytes after the request body",
+                    protocol::api_name(ctx.header.api_key), ctx.version(), ctx.header.correlation_id,
+                    ctx.peer.to_string(), trailing);
+}
+
+}  // namespace sluice::kafka
