@@ -17,6 +17,18 @@
 
 namespace sluice::protocol {
 
+// FetchRequest's ReplicaState (v15+).
+struct FetchReplicaState {
+  int32_t replica_id = -1;
+  int64_t replica_epoch = -1;
+
+  template <class Io>
+  void serde(Io& io) {
+    io.field("replica_id", replica_id);
+    io.field("replica_epoch", replica_epoch);
+  }
+};
+
 inline constexpr int8_t kReadUncommitted = 0;
 inline constexpr int8_t kReadCommitted = 1;
 
@@ -71,16 +83,9 @@ struct FetchRequest {
     }
   };
 
-  struct ReplicaState {
-    int32_t replica_id = -1;
-    int64_t replica_epoch = -1;
-
-    template <class Io>
-    void serde(Io& io) {
-      io.field("replica_id", replica_id);
-      io.field("replica_epoch", replica_epoch);
-    }
-  };
+  // At namespace scope: clang refuses std::optional<T>::emplace() for a class nested in the one holding the optional
+  // (its default member initializers are not yet parsed when optional<T> is instantiated).
+  using ReplicaState = FetchReplicaState;
 
   std::optional<std::string> cluster_id;      // tag 0 (v12+); absent = null
   int32_t replica_id = -1;                    // v0-14
