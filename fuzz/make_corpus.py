@@ -57,6 +57,7 @@ def requests():
                                                                 True)
     yield "AlterConfigs", 1, admin.AlterConfigsRequest[1]([(2, "orders", [("retention.ms", "1000")])], False)
     yield "DeleteGroups", 1, admin.DeleteGroupsRequest[1](["g1"])
+    yield "ListOffsets", 0, offset.OffsetRequest[0](-1, [("orders", [(0, -1, 3), (1, -2, 1)])])
 
 
 def main():

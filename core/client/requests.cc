@@ -49,7 +49,7 @@ MetadataRequest metadata_request(const std::vector<std::string>& topics, bool al
     request.topics = std::nullopt;
   } else {
     request.topics.emplace();
-    for (const std::string& name : topics) request.topics->push_back({name});
+    for (const std::string& name : topics) request.topics->push_back({.name = name});
   }
   request.allow_auto_topic_creation = allow_auto_create;
   return request;
@@ -63,8 +63,10 @@ ClusterInfo cluster_info(const MetadataResponse& response) {
     info.brokers.push_back({broker.node_id, Address{broker.host, to_port(broker.port)}});
   }
   for (const MetadataResponse::Topic& topic : response.topics) {
-    TopicInfo& out = info.topics[topic.name];
-    out.name = topic.name;
+    // A null name answers only a lookup by id (v12+), which this client never makes.
+    const std::string name = topic.name.value_or("");
+    TopicInfo& out = info.topics[name];
+    out.name = name;
     out.error_code = topic.error_code;
     for (const MetadataResponse::Partition& p : topic.partitions) {
       out.partitions.push_back(
@@ -141,7 +143,7 @@ FetchRequest fetch_request(const TopicPartitionId& tp, int64_t offset, const Fet
   partition.partition = tp.partition;
   partition.fetch_offset = offset;
   partition.partition_max_bytes = options.max_bytes;
-  request.topics.push_back({tp.topic, {partition}});
+  request.topics.push_back({.topic = tp.topic, .partitions = {partition}});
   return request;
 }
 

@@ -15,13 +15,16 @@ namespace sluice::protocol {
 inline constexpr int16_t kNeverFlexible = std::numeric_limits<int16_t>::max();
 
 // X(name, key, advertised min, advertised max, first flexible version)
-// Produce is advertised from 0 although v0-2 are refused: librdkafka stops compressing when the range does not
-// start at 0 (pitfall 3, KAFKA-18659). Metadata stops at 9 and Fetch at 12 to defer topic ids (pitfalls 10, 11).
+// Produce, Fetch, ListOffsets, Metadata and ApiVersions reach Kafka 3.9's maxima. Produce is advertised from 0
+// although v0-2 are refused: librdkafka stops compressing when the range does not start at 0 (pitfall 3,
+// KAFKA-18659). Produce v0-2 and Fetch v0-3 carry message formats 0 and 1, which Kafka 3.9 converts to and from the
+// stored format 2; this broker stores and serves format 2 only (core/protocol/README.md, "Versions not served").
+// Metadata v10+ carries topic ids only together with Fetch v13+, which resolves them (pitfall 11).
 #define SLUICE_KAFKA_APIS(X)                       \
-  X(Produce, 0, 0, 8, 9)                           \
-  X(Fetch, 1, 4, 12, 12)                           \
-  X(ListOffsets, 2, 1, 5, 6)                       \
-  X(Metadata, 3, 0, 9, 9)                          \
+  X(Produce, 0, 0, 11, 9)                          \
+  X(Fetch, 1, 4, 17, 12)                           \
+  X(ListOffsets, 2, 0, 9, 6)                       \
+  X(Metadata, 3, 0, 12, 9)                         \
   X(OffsetCommit, 8, 0, 9, 8)                      \
   X(OffsetFetch, 9, 0, 9, 6)                       \
   X(FindCoordinator, 10, 0, 6, 3)                  \
@@ -31,7 +34,7 @@ inline constexpr int16_t kNeverFlexible = std::numeric_limits<int16_t>::max();
   X(SyncGroup, 14, 0, 5, 4)                        \
   X(DescribeGroups, 15, 0, 5, 5)                   \
   X(ListGroups, 16, 0, 5, 3)                       \
-  X(ApiVersions, 18, 0, 3, 3)                      \
+  X(ApiVersions, 18, 0, 4, 3)                      \
   X(CreateTopics, 19, 0, 7, 5)                     \
   X(DeleteTopics, 20, 0, 6, 4)                     \
   X(DeleteRecords, 21, 0, 2, 2)                    \

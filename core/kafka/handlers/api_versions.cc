@@ -1,5 +1,8 @@
 // ApiVersions (18): the handler table with the advertised ranges of protocol/api_table.h. Versions outside the
-// range never reach here (the connection answers them in v0 layout).
+// range never reach here (the connection answers them in v0 layout). No version lists supported or finalized
+// features: this broker has no feature flags (metadata.version, group.version and the like describe KRaft and KIP-848
+// machinery it does not run), and the absent FinalizedFeaturesEpoch reads as -1, "unknown". So v4, which only lets a
+// broker list a feature whose minimum version is 0 (KAFKA-17011), answers exactly as v3.
 #include "core/kafka/dispatch.h"
 #include "core/kafka/handlers/handlers.h"
 #include "core/protocol/messages/api_versions.h"

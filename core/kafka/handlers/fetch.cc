@@ -4,6 +4,12 @@
 // until one partition has returned data, a first batch larger than the limits is returned whole; after that only
 // whole batches within both the partition's and the request's remaining bytes. Long poll: while fewer than
 // min_bytes are available, the request waits on the broker's append notifications until max_wait_ms.
+//
+// Version quirks, as KafkaApis.handleFetchRequest has them: v13+ names topics by id (an id no topic has is
+// UNKNOWN_TOPIC_ID, and the response names topics by id too); v16+ answers a fenced leader epoch with the current
+// leader and its endpoint (KIP-951); v4-9 cannot read zstd, so a topic whose compression.type is zstd answers them
+// UNSUPPORTED_COMPRESSION_TYPE; v4-5 clients do not know KAFKA_STORAGE_ERROR and get NOT_LEADER_OR_FOLLOWER, which
+// makes them refresh their metadata and retry.
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -24,6 +30,11 @@ namespace {
 using protocol::FetchRequest;
 using protocol::FetchResponse;
 using protocol::Records;
+
+constexpr int16_t kFirstTopicIdVersion = 13;
+constexpr int16_t kFirstLeaderEndpointsVersion = 16;
+constexpr int16_t kFirstZstdVersion = 10;
+constexpr int16_t kLastVersionWithoutStorageError = 5;
 
 // Kafka's FetchMetadata: epoch 0 (initial) and -1 (final) make a full request; any other epoch continues an
 // incremental session, and this broker never creates one.
@@ -60,11 +71,19 @@ class FetchRound {
     for (const FetchRequest::Topic& topic : request_.topics) {
       FetchResponse::Topic& out = response.responses.emplace_back();
       out.topic = topic.topic;
+      out.topic_id = topic.topic_id;
+      const std::optional<std::string> name = topic_name(topic);
       for (const FetchRequest::Partition& partition : topic.partitions) {
-        out.partitions.push_back(read_partition(topic.topic, partition));
+        out.partitions.push_back(name ? read_partition(*name, partition)
+                                      : failed(partition, ErrorCode::kUnknownTopicId));
       }
     }
     if (request_.topics.empty()) answer_now_ = true;
+    if (named_leader_) {
+      const BrokerConfig& config = ctx_.broker.config();
+      response.node_endpoints.emplace().push_back(
+          {config.node_id, config.advertised_host, config.advertised_port, std::nullopt});
+    }
     return response;
   }
 
@@ -84,6 +103,11 @@ class FetchRound {
     int64_t high_watermark;
   };
 
+  std::optional<std::string> topic_name(const FetchRequest::Topic& topic) const;
+  FetchResponse::Partition failed(const FetchRequest::Partition& request, int16_t error_code);
+  FetchResponse::Partition failed(const FetchRequest::Partition& request, ErrorCode error) {
+    return failed(request, static_cast<int16_t>(error));
+  }
   FetchResponse::Partition read_partition(const std::string& topic, const FetchRequest::Partition& request);
   std::optional<FetchResponse::Partition> check_diverging(storage::PartitionLog& log,
                                                           const FetchRequest::Partition& request);
@@ -96,17 +120,46 @@ class FetchRound {
   bool min_one_batch_ = true;  // no partition has returned data yet (KIP-74)
   int64_t bytes_ = 0;
   bool answer_now_ = false;
+  bool named_leader_ = false;  // a partition names its current leader: the response lists its endpoint
   std::vector<Seen> seen_;
 };
 
+// v13+ names a topic by id; nullopt when no topic has it.
+std::optional<std::string> FetchRound::topic_name(const FetchRequest::Topic& topic) const {
+  if (ctx_.version() < kFirstTopicIdVersion) return topic.topic;
+  const TopicInfo* info = ctx_.broker.topics().find_by_id(topic.topic_id);
+  if (info == nullptr) return std::nullopt;
+  return info->name;  // a copy: the topic may be deleted while a read suspends
+}
+
+// A partition that answers an error at once, in the form its version understands.
+FetchResponse::Partition FetchRound::failed(const FetchRequest::Partition& request, int16_t error_code) {
+  answer_now_ = true;
+  if (error_code == wire_code(ErrorCode::kKafkaStorageError) && ctx_.version() <= kLastVersionWithoutStorageError) {
+    error_code = wire_code(ErrorCode::kNotLeaderOrFollower);
+  }
+  FetchResponse::Partition partition = error_partition(request.partition, error_code);
+  const bool leader_moved = error_code == wire_code(ErrorCode::kFencedLeaderEpoch) ||
+                            error_code == wire_code(ErrorCode::kNotLeaderOrFollower);
+  if (leader_moved && ctx_.version() >= kFirstLeaderEndpointsVersion) {
+    partition.current_leader = protocol::LeaderIdAndEpoch{ctx_.broker.config().node_id, kCurrentLeaderEpoch};
+    named_leader_ = true;
+  }
+  return partition;
+}
+
 FetchResponse::Partition FetchRound::read_partition(const std::string& topic,
                                                     const FetchRequest::Partition& request) {
-  std::shared_ptr<storage::PartitionLog> log = ctx_.broker.logs().find_shared({topic, request.partition});
-  int16_t error = log == nullptr ? static_cast<int16_t>(ErrorCode::kUnknownTopicOrPartition)
-                                 : check_current_leader_epoch(request.current_leader_epoch);
-  if (error != 0) {
-    answer_now_ = true;
-    return error_partition(request.partition, error);
+  storage::LogManager& logs = ctx_.broker.logs();
+  std::shared_ptr<storage::PartitionLog> log = logs.find_shared({topic, request.partition});
+  if (log == nullptr) return failed(request, ErrorCode::kUnknownTopicOrPartition);
+  const storage::TopicConfig* config = logs.topic_config({topic, request.partition});
+  if (config != nullptr && config->compression_type == storage::Compression::kZstd &&
+      ctx_.version() < kFirstZstdVersion) {
+    return failed(request, ErrorCode::kUnsupportedCompressionType);
+  }
+  if (int16_t fenced = check_current_leader_epoch(request.current_leader_epoch); fenced != 0) {
+    return failed(request, fenced);
   }
   if (std::optional<FetchResponse::Partition> diverged = check_diverging(*log, request)) {
     answer_now_ = true;
@@ -114,12 +167,11 @@ FetchResponse::Partition FetchRound::read_partition(const std::string& topic,
   }
   Result<storage::ReadResult> read = read_log(*log, request);
   if (!read.ok()) {
-    answer_now_ = true;
     if (read.status().code() == Code::kCorruption) {
       // Damage in stored data is the operator's to repair: say so at every refused read.
       ctx_.broker.env().log.error("fetch of {}-{}: {}", topic, request.partition, read.status().message());
     }
-    return error_partition(request.partition, error_code_of(read.status()));
+    return failed(request, error_code_of(read.status()));
   }
   seen_.push_back({log, read->high_watermark});
   FetchResponse::Partition partition;

@@ -1,6 +1,16 @@
 // Metadata (3): this node as the only broker and controller, leader of every partition, with auto-creation of
-// the topics named (auto.create.topics.enable, and the request's allow_auto_topic_creation from v4).
+// the topics named (auto.create.topics.enable, and the request's allow_auto_topic_creation from v4). Version quirks,
+// as KafkaApis.handleTopicMetadataRequest has them:
+//   - v0: an empty topic list means every topic (v1+: null does, empty means none);
+//   - v8+: authorized operations when asked (cluster ones v8-10 only); with no authorizer Kafka grants every
+//     operation the resource type supports;
+//   - v10+: topic ids; v10 and v11 may not ask by id (nor with a null name): INVALID_REQUEST for every topic named;
+//   - v12: a request naming any topic id is a lookup by id (its names are ignored); an unknown id is answered
+//     UNKNOWN_TOPIC_ID with a null name, and nothing is created.
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <initializer_list>
 
 #include "core/kafka/broker.h"
 #include "core/kafka/handlers/handlers.h"
@@ -14,9 +24,25 @@ namespace {
 using protocol::MetadataRequest;
 using protocol::MetadataResponse;
 
+constexpr int16_t kFirstTopicIdVersion = 12;
+
+// Kafka's AclOperation codes, as bits of an authorized-operations field (Utils.to32BitField).
+int32_t operation_bits(std::initializer_list<int> codes) {
+  int32_t bits = 0;
+  for (int code : codes) bits |= 1 << code;
+  return bits;
+}
+
+// AclEntry.supportedOperations: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8, DESCRIBE_CONFIGS 10,
+// ALTER_CONFIGS 11 for a topic; CREATE, ALTER, DESCRIBE, CLUSTER_ACTION 9, DESCRIBE_CONFIGS, ALTER_CONFIGS and
+// IDEMPOTENT_WRITE 12 for the cluster.
+const int32_t kTopicOperations = operation_bits({3, 4, 5, 6, 7, 8, 10, 11});
+const int32_t kClusterOperations = operation_bits({5, 7, 8, 9, 10, 11, 12});
+
 MetadataResponse::Topic describe(const TopicInfo& info, int32_t node_id) {
   MetadataResponse::Topic topic;
   topic.name = info.name;
+  topic.topic_id = info.id;
   topic.is_internal = is_internal_topic(info.name);
   for (int32_t p = 0; p < info.partitions; ++p) {
     MetadataResponse::Partition partition;
@@ -34,29 +60,81 @@ MetadataResponse::Topic named_topic(RequestContext& ctx, const std::string& name
   TopicTable& topics = ctx.broker.topics();
   Result<const TopicInfo*> found = may_create ? topics.find_or_create(name) : topics.find(name);
   if (found.ok() && *found != nullptr) return describe(**found, ctx.broker.config().node_id);
+  // Not created: Kafka still tells an invalid name (INVALID_TOPIC_EXCEPTION) from an unknown one.
+  const Status status = found.ok() ? validate_topic_name(name) : found.status();
   MetadataResponse::Topic missing;
   missing.name = name;
-  missing.error_code = static_cast<int16_t>(found.ok() ? ErrorCode::kUnknownTopicOrPartition
-                                                       : to_error_code(found.status()));
+  missing.error_code = status.ok() ? wire_code(ErrorCode::kUnknownTopicOrPartition) : wire_code(to_error_code(status));
   if (!found.ok()) ctx.env.log.info("metadata for topic '{}': {}", name, found.status().to_string());
   return missing;
 }
 
+MetadataResponse::Topic topic_by_id(RequestContext& ctx, const protocol::Uuid& id) {
+  if (const TopicInfo* info = ctx.broker.topics().find_by_id(id)) return describe(*info, ctx.broker.config().node_id);
+  MetadataResponse::Topic unknown;
+  unknown.error_code = static_cast<int16_t>(ErrorCode::kUnknownTopicId);
+  unknown.name = std::nullopt;
+  unknown.topic_id = id;
+  return unknown;
+}
+
+// Kafka's answer to a request it refuses (MetadataRequest.getErrorResponse): each topic named, with the error and
+// no partitions, and no brokers.
+MetadataResponse refuse_all(const MetadataRequest& request, ErrorCode error) {
+  MetadataResponse response;
+  for (const MetadataRequest::Topic& topic : *request.topics) {
+    MetadataResponse::Topic& out = response.topics.emplace_back();
+    out.error_code = static_cast<int16_t>(error);
+    out.name = topic.name.value_or("");
+    out.topic_id = topic.topic_id;
+  }
+  return response;
+}
+
+// v10 and v11 carry the fields of a lookup by id, which Kafka does not serve before v12. A lookup by name needs
+// every name (a lookup by id ignores them).
+bool names_are_valid(const MetadataRequest& request, int16_t version) {
+  const bool by_id = request.by_topic_id();
+  if (by_id && version < kFirstTopicIdVersion) return false;
+  return by_id || std::all_of(request.topics->begin(), request.topics->end(),
+                              [](const MetadataRequest::Topic& topic) { return topic.name.has_value(); });
+}
+
+std::vector<MetadataResponse::Topic> requested_topics(RequestContext& ctx, const MetadataRequest& request) {
+  std::vector<MetadataResponse::Topic> out;
+  const int32_t node_id = ctx.broker.config().node_id;
+  if (request.all_topics(ctx.version())) {
+    for (const TopicInfo* info : ctx.broker.topics().all()) out.push_back(describe(*info, node_id));
+  } else if (request.by_topic_id()) {
+    for (const MetadataRequest::Topic& topic : *request.topics) {
+      if (!topic.topic_id.is_zero()) out.push_back(topic_by_id(ctx, topic.topic_id));
+    }
+  } else {
+    const bool may_create = ctx.version() < 4 || request.allow_auto_topic_creation;
+    for (const MetadataRequest::Topic& topic : *request.topics) {
+      out.push_back(named_topic(ctx, *topic.name, may_create));
+    }
+  }
+  return out;
+}
+
 Result<MetadataResponse> metadata(RequestContext& ctx, const MetadataRequest& request) {
+  if (!request.all_topics(ctx.version()) && !names_are_valid(request, ctx.version())) {
+    return refuse_all(request, ErrorCode::kInvalidRequest);
+  }
   const BrokerConfig& config = ctx.broker.config();
   MetadataResponse response;
   response.brokers.push_back({config.node_id, config.advertised_host, config.advertised_port, std::nullopt});
   response.cluster_id = config.cluster_id;
   response.controller_id = config.node_id;
-  if (request.all_topics(ctx.version())) {
-    for (const TopicInfo* info : ctx.broker.topics().all()) {
-      response.topics.push_back(describe(*info, config.node_id));
+  response.topics = requested_topics(ctx, request);
+  if (request.include_cluster_authorized_operations) response.cluster_authorized_operations = kClusterOperations;
+  if (request.include_topic_authorized_operations) {
+    for (MetadataResponse::Topic& topic : response.topics) {
+      if (topic.error_code != static_cast<int16_t>(ErrorCode::kUnknownTopicId)) {
+        topic.topic_authorized_operations = kTopicOperations;
+      }
     }
-    return response;
-  }
-  const bool may_create = ctx.version() < 4 || request.allow_auto_topic_creation;
-  for (const MetadataRequest::Topic& topic : *request.topics) {
-    response.topics.push_back(named_topic(ctx, topic.name, may_create));
   }
   return response;
 }

@@ -11,7 +11,9 @@
 //   - acks=0: no response frame at all; when any partition failed the connection is closed, as Kafka does
 //     (KafkaApis.handleProduceRequest), so that the client refreshes its metadata.
 // v0-2 (message formats 0 and 1) are advertised for librdkafka's sake but refused by closing the connection, as
-// Kafka 4 does (KIP-896, KAFKA-18659). Each partition's single batch is checked by storage's
+// Kafka 4 does (KIP-896, KAFKA-18659). v9-11 differ only in flexibility and in errors this broker never answers:
+// v10's leader hints come with NOT_LEADER_OR_FOLLOWER (this node leads every partition), v11's TRANSACTION_ABORTABLE
+// with transactions. Each partition's single batch is checked by storage's
 // validate_produce_batch (whose per-record errors v8+ answers as record_errors, KIP-467), given, on a CreateTime
 // topic, the max timestamp its records carry whatever its header said (kafka-protocol.md trap 12), re-encoded in the
 // topic's compression.type when that is not `producer` and differs from the batch's codec (as Kafka's LogValidator

@@ -1,4 +1,5 @@
-// ApiVersions (key 18), v0-3; v3 is flexible. Schema: apache/kafka 3.9 ApiVersionsRequest.json / Response.json.
+// ApiVersions (key 18), v0-4; v3+ is flexible. Schema: apache/kafka 3.9 ApiVersionsRequest.json / Response.json.
+// v4 differs from v3 only in what a broker may list (a supported feature whose min version is 0, KAFKA-17011).
 #pragma once
 
 #include <cstdint>
@@ -15,7 +16,7 @@ namespace sluice::protocol {
 
 struct ApiVersionsRequest {
   static constexpr ApiKey kApiKey = ApiKey::kApiVersions;
-  static constexpr MessageVersions kVersions{0, 3};
+  static constexpr MessageVersions kVersions{0, 4};
 
   std::string client_software_name;     // v3+, e.g. "librdkafka"
   std::string client_software_version;  // v3+
@@ -29,7 +30,7 @@ struct ApiVersionsRequest {
 
 struct ApiVersionsResponse {
   static constexpr ApiKey kApiKey = ApiKey::kApiVersions;
-  static constexpr MessageVersions kVersions{0, 3};
+  static constexpr MessageVersions kVersions{0, 4};
 
   struct ApiVersion {
     int16_t api_key = 0;

@@ -1,6 +1,7 @@
-// Fetch (key 1), v4-12; v12 is flexible. Schema: apache/kafka 3.9 FetchRequest.json / FetchResponse.json.
-// v13+ (topic ids in place of names) is not advertised: see api_table.h. Fields of v0-3 (no longer advertised)
-// are not described: every advertised version has MaxBytes and IsolationLevel.
+// Fetch (key 1), v4-17; v12+ is flexible. Schema: apache/kafka 3.9 FetchRequest.json / FetchResponse.json.
+// v13+ names topics by id (and only by id), v15 moves the replica id into ReplicaState, v16 adds the KIP-951 node
+// endpoints, v17 a follower's directory id. v0-3 (message formats 0 and 1) are not served (api_table.h), so their
+// fields are not described: every served version has MaxBytes and IsolationLevel.
 #pragma once
 
 #include <cstdint>
@@ -10,16 +11,30 @@
 
 #include "core/protocol/api_table.h"
 #include "core/protocol/message.h"
+#include "core/protocol/messages/leader_discovery.h"
 #include "core/protocol/serde.h"
+#include "core/protocol/wire.h"
 
 namespace sluice::protocol {
+
+// FetchRequest's ReplicaState (v15+).
+struct FetchReplicaState {
+  int32_t replica_id = -1;
+  int64_t replica_epoch = -1;
+
+  template <class Io>
+  void serde(Io& io) {
+    io.field("replica_id", replica_id);
+    io.field("replica_epoch", replica_epoch);
+  }
+};
 
 inline constexpr int8_t kReadUncommitted = 0;
 inline constexpr int8_t kReadCommitted = 1;
 
 struct FetchRequest {
   static constexpr ApiKey kApiKey = ApiKey::kFetch;
-  static constexpr MessageVersions kVersions{4, 12};
+  static constexpr MessageVersions kVersions{4, 17};
 
   struct Partition {
     int32_t partition = 0;
@@ -28,6 +43,7 @@ struct FetchRequest {
     int32_t last_fetched_epoch = -1;  // v12+
     int64_t log_start_offset = -1;    // v5+, followers only
     int32_t partition_max_bytes = 0;
+    std::optional<Uuid> replica_directory_id{};  // tag 0 (v17+), followers only
 
     template <class Io>
     void serde(Io& io) {
@@ -37,33 +53,43 @@ struct FetchRequest {
       io.field("last_fetched_epoch", last_fetched_epoch, {.since = 12});
       io.field("log_start_offset", log_start_offset, {.since = 5});
       io.field("partition_max_bytes", partition_max_bytes);
+      io.tagged("replica_directory_id", replica_directory_id, 0, {.since = 17});
     }
   };
 
   struct Topic {
-    std::string topic;
+    std::string topic;  // v0-12
+    Uuid topic_id{};    // v13+
     std::vector<Partition> partitions;
 
     template <class Io>
     void serde(Io& io) {
-      io.field("topic", topic);
+      io.field("topic", topic, {.until = 12});
+      io.field("topic_id", topic_id, {.since = 13});
       io.field("partitions", partitions);
     }
   };
 
   struct ForgottenTopic {
-    std::string topic;
+    std::string topic;  // v7-12
+    Uuid topic_id{};    // v13+
     std::vector<int32_t> partitions;
 
     template <class Io>
     void serde(Io& io) {
-      io.field("topic", topic);
+      io.field("topic", topic, {.until = 12});
+      io.field("topic_id", topic_id, {.since = 13});
       io.field("partitions", partitions);
     }
   };
 
-  std::optional<std::string> cluster_id;  // tag 0 (v12+); absent = null
-  int32_t replica_id = -1;
+  // At namespace scope: clang refuses std::optional<T>::emplace() for a class nested in the one holding the optional
+  // (its default member initializers are not yet parsed when optional<T> is instantiated).
+  using ReplicaState = FetchReplicaState;
+
+  std::optional<std::string> cluster_id;      // tag 0 (v12+); absent = null
+  int32_t replica_id = -1;                    // v0-14
+  std::optional<ReplicaState> replica_state;  // tag 1 (v15+); absent = a consumer
   int32_t max_wait_ms = 0;
   int32_t min_bytes = 0;
   int32_t max_bytes = 0x7fffffff;
@@ -77,7 +103,8 @@ struct FetchRequest {
   template <class Io>
   void serde(Io& io) {
     io.tagged("cluster_id", cluster_id, 0, {.since = 12});
-    io.field("replica_id", replica_id);
+    io.field("replica_id", replica_id, {.until = 14});
+    io.tagged("replica_state", replica_state, 1, {.since = 15});
     io.field("max_wait_ms", max_wait_ms);
     io.field("min_bytes", min_bytes);
     io.field("max_bytes", max_bytes, {.since = 3});
@@ -92,7 +119,7 @@ struct FetchRequest {
 
 struct FetchResponse {
   static constexpr ApiKey kApiKey = ApiKey::kFetch;
-  static constexpr MessageVersions kVersions{4, 12};
+  static constexpr MessageVersions kVersions{4, 17};
 
   struct EpochEndOffset {
     int32_t epoch = -1;
@@ -105,16 +132,7 @@ struct FetchResponse {
     }
   };
 
-  struct LeaderIdAndEpoch {
-    int32_t leader_id = -1;
-    int32_t leader_epoch = -1;
-
-    template <class Io>
-    void serde(Io& io) {
-      io.field("leader_id", leader_id);
-      io.field("leader_epoch", leader_epoch);
-    }
-  };
+  using LeaderIdAndEpoch = protocol::LeaderIdAndEpoch;
 
   struct SnapshotId {
     int64_t end_offset = -1;
@@ -145,7 +163,7 @@ struct FetchResponse {
     int64_t last_stable_offset = -1;                  // v4+
     int64_t log_start_offset = -1;                    // v5+
     std::optional<EpochEndOffset> diverging_epoch;    // tag 0 (v12+)
-    std::optional<LeaderIdAndEpoch> current_leader;   // tag 1 (v12+)
+    std::optional<LeaderIdAndEpoch> current_leader;   // tag 1 (v12+); set from v16
     std::optional<SnapshotId> snapshot_id;            // tag 2 (v12+)
     std::optional<std::vector<AbortedTransaction>> aborted_transactions;  // v4+, nullable
     int32_t preferred_read_replica = -1;                                  // v11+
@@ -168,12 +186,14 @@ struct FetchResponse {
   };
 
   struct Topic {
-    std::string topic;
+    std::string topic;  // v0-12
+    Uuid topic_id{};    // v13+
     std::vector<Partition> partitions;
 
     template <class Io>
     void serde(Io& io) {
-      io.field("topic", topic);
+      io.field("topic", topic, {.until = 12});
+      io.field("topic_id", topic_id, {.since = 13});
       io.field("partitions", partitions);
     }
   };
@@ -182,6 +202,7 @@ struct FetchResponse {
   int16_t error_code = 0;        // v7+
   int32_t session_id = 0;        // v7+
   std::vector<Topic> responses;
+  std::optional<std::vector<NodeEndpoint>> node_endpoints;  // tag 0 (v16+): the leaders named in current_leader
 
   template <class Io>
   void serde(Io& io) {
@@ -189,6 +210,7 @@ struct FetchResponse {
     io.field("error_code", error_code, {.since = 7});
     io.field("session_id", session_id, {.since = 7});
     io.field("responses", responses);
+    io.tagged("node_endpoints", node_endpoints, 0, {.since = 16});
   }
 };
 

@@ -1,7 +1,9 @@
-// Metadata (key 3), v0-9; v9 is flexible. Schema: apache/kafka 3.9 MetadataRequest.json / MetadataResponse.json.
-// v10+ (topic ids, nullable names) is not advertised: see api_table.h.
+// Metadata (key 3), v0-12; v9+ is flexible. Schema: apache/kafka 3.9 MetadataRequest.json / MetadataResponse.json.
+// v10 adds topic ids to the response (and to the request, where Kafka refuses them before v12), v11 drops the
+// cluster's authorized operations, v12 looks topics up by id (a null name).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -11,6 +13,7 @@
 #include "core/protocol/api_table.h"
 #include "core/protocol/message.h"
 #include "core/protocol/serde.h"
+#include "core/protocol/wire.h"
 
 namespace sluice::protocol {
 
@@ -19,14 +22,16 @@ inline constexpr int32_t kAuthorizedOperationsOmitted = std::numeric_limits<int3
 
 struct MetadataRequest {
   static constexpr ApiKey kApiKey = ApiKey::kMetadata;
-  static constexpr MessageVersions kVersions{0, 9};
+  static constexpr MessageVersions kVersions{0, 12};
 
   struct Topic {
-    std::string name;
+    Uuid topic_id{};                                  // v10+; zero: by name
+    std::optional<std::string> name = std::string();  // null from v10 (meaningful from v12: by id)
 
     template <class Io>
     void serde(Io& io) {
-      io.field("name", name);
+      io.field("topic_id", topic_id, {.since = 10});
+      io.field("name", name, {.nullable_from = 10});
     }
   };
 
@@ -37,6 +42,10 @@ struct MetadataRequest {
 
   // v0 has no null: an empty list there means every topic; from v1 an empty list means none.
   bool all_topics(int16_t version) const { return !topics || (version == 0 && topics->empty()); }
+  // True when a topic is named by id (any non-zero id): v12's lookup by id, which ignores the names.
+  bool by_topic_id() const {
+    return topics && std::any_of(topics->begin(), topics->end(), [](const Topic& t) { return !t.topic_id.is_zero(); });
+  }
 
   template <class Io>
   void serde(Io& io) {
@@ -50,7 +59,7 @@ struct MetadataRequest {
 
 struct MetadataResponse {
   static constexpr ApiKey kApiKey = ApiKey::kMetadata;
-  static constexpr MessageVersions kVersions{0, 9};
+  static constexpr MessageVersions kVersions{0, 12};
 
   struct Broker {
     int32_t node_id = 0;
@@ -90,15 +99,17 @@ struct MetadataResponse {
 
   struct Topic {
     int16_t error_code = 0;
-    std::string name;
-    bool is_internal = false;  // v1+
+    std::optional<std::string> name = std::string();  // null from v12: an unknown topic id
+    Uuid topic_id{};                                  // v10+; zero for a topic unknown by name
+    bool is_internal = false;                         // v1+
     std::vector<Partition> partitions;
     int32_t topic_authorized_operations = kAuthorizedOperationsOmitted;  // v8+
 
     template <class Io>
     void serde(Io& io) {
       io.field("error_code", error_code);
-      io.field("name", name);
+      io.field("name", name, {.nullable_from = 12});
+      io.field("topic_id", topic_id, {.since = 10});
       io.field("is_internal", is_internal, {.since = 1});
       io.field("partitions", partitions);
       io.field("topic_authorized_operations", topic_authorized_operations, {.since = 8});

@@ -1,6 +1,6 @@
-// Produce (key 0), advertised 0-8; v9+ would be flexible and is not advertised. Schema: apache/kafka 3.9
-// ProduceRequest.json / ProduceResponse.json. v0-2 (message formats 0 and 1) decode here but the handler refuses
-// them, as Kafka 4 does (kafka-protocol.md pitfall 3).
+// Produce (key 0), v0-11; v9+ is flexible. Schema: apache/kafka 3.9 ProduceRequest.json / ProduceResponse.json.
+// v0-2 (message formats 0 and 1) decode here but the handler refuses them, as Kafka 4 does (kafka-protocol.md
+// pitfall 3). v10 adds the KIP-951 leader hints (leader_discovery.h), v11 only a new error code for transactions.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +10,7 @@
 
 #include "core/protocol/api_table.h"
 #include "core/protocol/message.h"
+#include "core/protocol/messages/leader_discovery.h"
 #include "core/protocol/serde.h"
 #include "core/protocol/wire.h"
 
@@ -17,7 +18,7 @@ namespace sluice::protocol {
 
 struct ProduceRequest {
   static constexpr ApiKey kApiKey = ApiKey::kProduce;
-  static constexpr MessageVersions kVersions{0, 8};
+  static constexpr MessageVersions kVersions{0, 11};
 
   struct PartitionData {
     int32_t index = 0;
@@ -57,7 +58,7 @@ struct ProduceRequest {
 
 struct ProduceResponse {
   static constexpr ApiKey kApiKey = ApiKey::kProduce;
-  static constexpr MessageVersions kVersions{0, 8};
+  static constexpr MessageVersions kVersions{0, 11};
 
   struct BatchIndexAndErrorMessage {
     int32_t batch_index = 0;
@@ -78,6 +79,7 @@ struct ProduceResponse {
     int64_t log_start_offset = -1;    // v5+
     std::vector<BatchIndexAndErrorMessage> record_errors;  // v8+
     std::optional<std::string> error_message;              // v8+, nullable
+    std::optional<LeaderIdAndEpoch> current_leader;        // tag 0 (v10+), on NOT_LEADER_OR_FOLLOWER
 
     template <class Io>
     void serde(Io& io) {
@@ -88,6 +90,7 @@ struct ProduceResponse {
       io.field("log_start_offset", log_start_offset, {.since = 5});
       io.field("record_errors", record_errors, {.since = 8});
       io.field("error_message", error_message, {.since = 8});
+      io.tagged("current_leader", current_leader, 0, {.since = 10});
     }
   };
 
@@ -103,12 +106,14 @@ struct ProduceResponse {
   };
 
   std::vector<TopicResponse> responses;
-  int32_t throttle_time_ms = 0;  // v1+
+  int32_t throttle_time_ms = 0;                              // v1+
+  std::optional<std::vector<NodeEndpoint>> node_endpoints;  // tag 0 (v10+): the leaders named above
 
   template <class Io>
   void serde(Io& io) {
     io.field("responses", responses);
     io.field("throttle_time_ms", throttle_time_ms, {.since = 1});
+    io.tagged("node_endpoints", node_endpoints, 0, {.since = 10});
   }
 };
 

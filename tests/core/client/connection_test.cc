@@ -21,7 +21,7 @@ TEST(ClientConnection, AnUnsupportedApiVersionsIsRetriedAtAVersionTheBrokerSpeak
         std::optional<Request> first = next_request(stream);
         ASSERT_TRUE(first.has_value());
         tried.push_back(first->header.api_version);
-        // Kafka's answer to a version it does not speak: error 35 in the v0 layout, its ApiVersions range 0-3.
+        // Kafka's answer to a version it does not speak: error 35 in the v0 layout, its ApiVersions range 0-4.
         ASSERT_TRUE(stream.write_all(protocol::unsupported_api_versions_frame(first->header.correlation_id)).ok());
         std::optional<Request> second = next_request(stream);
         ASSERT_TRUE(second.has_value());

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/client/client.h"
+#include "core/client/versions.h"
 #include "core/protocol/messages/fetch.h"
 #include "core/storage/record_batch.h"
 #include "tests/core/client/client_test_util.h"
@@ -13,6 +14,7 @@ namespace sluice::client {
 namespace {
 
 using namespace testing;
+using protocol::ApiKey;
 using storage::Compression;
 
 // Repetitive values, so that every codec makes the batch smaller.
@@ -30,7 +32,7 @@ std::vector<ProducerRecord> compressible_batch(int count) {
 Compression stored_codec(Client& client, const TopicPartitionId& tp) {
   protocol::FetchRequest request;
   request.max_wait_ms = 0;
-  request.topics.push_back({tp.topic, {}});
+  request.topics.push_back({.topic = tp.topic, .partitions = {}});
   request.topics[0].partitions.push_back({});
   request.topics[0].partitions[0].partition = tp.partition;
   request.topics[0].partitions[0].partition_max_bytes = 1 << 20;
@@ -215,6 +217,21 @@ TEST(ClientProduceFetch, ListOffsetsEarliestLatestAndByTimestamp) {
     Result<ListedOffset> missing = client.list_offset({"timeline", 5}, kLatestTimestamp);
     ASSERT_FALSE(missing.ok());
     EXPECT_EQ(missing.status().protocol_error(), 3);
+  }));
+}
+
+// The broker offers Kafka 3.9's top versions; the client stays at the highest it builds for each API.
+TEST(ClientProduceFetch, EachApiUsesTheClientsHighestVersionAgainstThisBroker) {
+  ClientHarness harness;
+  ASSERT_TRUE(harness.run([&](Env env) {
+    Client client(env, harness.client_config());
+    ASSERT_TRUE(client.metadata({}).ok());
+    for (ApiKey api : {ApiKey::kProduce, ApiKey::kFetch, ApiKey::kListOffsets, ApiKey::kMetadata}) {
+      Result<int16_t> version = client.version_for(-1, api);
+      ASSERT_TRUE(version.ok()) << protocol::api_name(api) << ": " << version.status().to_string();
+      EXPECT_EQ(*version, client_versions(api).max) << protocol::api_name(api);
+      EXPECT_LT(*version, protocol::api_info(api).max_version) << protocol::api_name(api);
+    }
   }));
 }
 

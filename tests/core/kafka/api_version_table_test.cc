@@ -80,7 +80,8 @@ struct Messages<ApiKey::kFetch> {
   static Request make(int16_t) {
     Request request;
     request.max_wait_ms = 0;
-    request.topics.push_back({kTopic, {{.partition = 0, .fetch_offset = 0, .partition_max_bytes = 1 << 20}}});
+    request.topics.push_back(  // by name; from v13 the zero id names no topic, answered UNKNOWN_TOPIC_ID
+        {.topic = kTopic, .partitions = {{.partition = 0, .fetch_offset = 0, .partition_max_bytes = 1 << 20}}});
     return request;
   }
 };
@@ -102,7 +103,7 @@ struct Messages<ApiKey::kMetadata> {
   using Response = protocol::MetadataResponse;
   static Request make(int16_t) {
     Request request;
-    request.topics = std::vector<Request::Topic>{{kTopic}};
+    request.topics = std::vector<Request::Topic>{{.name = kTopic}};
     return request;
   }
 };

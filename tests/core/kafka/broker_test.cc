@@ -18,7 +18,7 @@ using protocol::MetadataResponse;
 TEST(Broker, ApiVersionsAdvertisesExactlyTheHandlerTable) {
   BrokerHarness harness;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker&) {
-    for (int16_t version = 0; version <= 3; ++version) {
+    for (int16_t version = 0; version <= 4; ++version) {
       auto response = client.call<ApiVersionsResponse>(ApiVersionsRequest{}, version);
       ASSERT_TRUE(response.ok()) << "v" << version << ": " << response.status().to_string();
       EXPECT_EQ(response->error_code, 0);
@@ -50,7 +50,7 @@ TEST(Broker, AnUnsupportedApiVersionsVersionGetsError35AndTheConnectionStaysOpen
     ASSERT_TRUE(answer.ok()) << answer.status().to_string();
     EXPECT_EQ(answer->error_code, 35);
     ASSERT_EQ(answer->api_keys.size(), 1u);
-    EXPECT_EQ(answer->api_keys[0].max_version, 3);
+    EXPECT_EQ(answer->api_keys[0].max_version, 4);
     auto retry = client.call<ApiVersionsResponse>(ApiVersionsRequest{}, 0);
     ASSERT_TRUE(retry.ok()) << retry.status().to_string();
     EXPECT_EQ(retry->error_code, 0);
@@ -63,7 +63,7 @@ TEST(Broker, MetadataAutoCreatesNamedTopicsAndListsThemAll) {
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
     for (int16_t version : {0, 1, 4, 9}) {
       MetadataRequest request;
-      request.topics = std::vector<MetadataRequest::Topic>{{"orders"}};
+      request.topics = std::vector<MetadataRequest::Topic>{{.name = "orders"}};
       auto response = client.call<MetadataResponse>(request, version);
       ASSERT_TRUE(response.ok()) << "v" << version << ": " << response.status().to_string();
       ASSERT_EQ(response->brokers.size(), 1u);
@@ -87,13 +87,13 @@ TEST(Broker, MetadataForAnInvalidOrUncreatableTopicAnswersWithItsError) {
   BrokerHarness harness;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
     MetadataRequest request;
-    request.topics = std::vector<MetadataRequest::Topic>{{"bad/name"}, {"nope"}};
+    request.topics = std::vector<MetadataRequest::Topic>{{.name = "bad/name"}, {.name = "nope"}};
     request.allow_auto_topic_creation = false;
     auto response = client.call<MetadataResponse>(request, 9);
     ASSERT_TRUE(response.ok()) << response.status().to_string();
     ASSERT_EQ(response->topics.size(), 2u);
-    EXPECT_EQ(response->topics[0].error_code, 3) << "not created, so unknown";
-    EXPECT_EQ(response->topics[1].error_code, 3);
+    EXPECT_EQ(response->topics[0].error_code, 17) << "not created, but Kafka still validates the name";
+    EXPECT_EQ(response->topics[1].error_code, 3) << "not created, so unknown";
     request.allow_auto_topic_creation = true;
     auto created = client.call<MetadataResponse>(request, 9);
     ASSERT_TRUE(created.ok());
@@ -130,7 +130,7 @@ TEST(Broker, PipelinedRequestsAreAnsweredInOrder) {
   BrokerHarness harness;
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker&) {
     MetadataRequest request;
-    request.topics = std::vector<MetadataRequest::Topic>{{"t"}};
+    request.topics = std::vector<MetadataRequest::Topic>{{.name = "t"}};
     for (int i = 0; i < 5; ++i) ASSERT_TRUE(client.send(request, 9).ok());
     for (int i = 0; i < 5; ++i) {
       ASSERT_TRUE(client.receive<MetadataResponse>(protocol::ApiKey::kMetadata, 9).ok());

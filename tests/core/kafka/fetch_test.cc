@@ -29,7 +29,7 @@ FetchRequest fetch_of(const std::string& topic, std::vector<FetchRequest::Partit
   request.max_wait_ms = 0;
   request.min_bytes = 1;
   request.max_bytes = 50 << 20;
-  request.topics.push_back({topic, std::move(partitions)});
+  request.topics.push_back({.topic = topic, .partitions = std::move(partitions)});
   return request;
 }
 
@@ -127,7 +127,7 @@ TEST(Fetch, UnknownTopicsAndPartitionsAnswerThreeBesideGoodOnes) {
     create_topic(env, broker, "t", 2);
     fill(env, broker, "t", 1);
     FetchRequest request = fetch_of("t", {at(5, 0), at(1, 0)});
-    request.topics.push_back({"nope", {at(0, 0)}});
+    request.topics.push_back({.topic = "nope", .partitions = {at(0, 0)}});
     const FetchResponse response = call(client, request);
     ASSERT_EQ(response.responses.size(), 2u);
     ASSERT_EQ(response.responses[0].partitions.size(), 2u);

@@ -1,6 +1,6 @@
-// Helpers for the read-path handler tests (fetch_test.cc, list_offsets_test.cc): topics and appends made straight on
-// the broker's node (storage calls suspend on that node's scheduler, so they run on a fiber spawned there), batches
-// of known shape, and a look inside fetched record bytes.
+// Helpers for the read-path handler tests (fetch_test.cc, list_offsets_test.cc, ...): topics, their ids and appends
+// made straight on the broker's node (storage calls suspend on that node's scheduler, so they run on a fiber spawned
+// there), batches of known shape, and a look inside fetched record bytes.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -34,6 +34,13 @@ inline void create_topic(Env env, Broker& broker, const std::string& name, int32
     Result<const TopicInfo*> created = broker.topics().create(name, partitions, config);
     ASSERT_TRUE(created.ok()) << created.status().to_string();
   });
+}
+
+// The id of an existing topic (zero, and a test failure, when it does not exist).
+inline protocol::Uuid id_of(Broker& broker, const std::string& topic) {
+  const TopicInfo* info = broker.topics().find(topic);
+  EXPECT_NE(info, nullptr) << topic;
+  return info == nullptr ? protocol::Uuid{} : info->id;
 }
 
 // One uncompressed batch of `count` records with `value_bytes`-byte values; record i has timestamp `timestamp + i`.

@@ -55,7 +55,7 @@ Bytes librdkafka_all_topics_metadata(int16_t version, int32_t correlation_id, bo
 
 std::vector<std::string> topic_names(const MetadataResponse& response) {
   std::vector<std::string> names;
-  for (const MetadataResponse::Topic& topic : response.topics) names.push_back(topic.name);
+  for (const MetadataResponse::Topic& topic : response.topics) names.push_back(topic.name.value_or("<null>"));
   std::sort(names.begin(), names.end());
   return names;
 }

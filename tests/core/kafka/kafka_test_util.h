@@ -70,11 +70,13 @@ class KafkaClient {
 // that allows auto-creation, so the topics get the broker's num.partitions and topic defaults.
 inline void auto_create(KafkaClient& client, const std::vector<std::string>& topics) {
   protocol::MetadataRequest request;
-  for (const std::string& name : topics) request.topics->push_back({name});
+  for (const std::string& name : topics) request.topics->push_back({.name = name});
   request.allow_auto_topic_creation = true;
   auto response = client.call<protocol::MetadataResponse>(request, 9);
   ASSERT_TRUE(response.ok()) << response.status().to_string();
-  for (const protocol::MetadataResponse::Topic& topic : response->topics) EXPECT_EQ(topic.error_code, 0) << topic.name;
+  for (const protocol::MetadataResponse::Topic& topic : response->topics) {
+    EXPECT_EQ(topic.error_code, 0) << topic.name.value_or("<null>");
+  }
 }
 
 // One broker node and one client node in a seeded simulation.

@@ -1,5 +1,6 @@
 // ListOffsets (2) and OffsetForLeaderEpoch (23) through a simulated broker: earliest, latest and timestamp lookups
-// before and after the log start moves, every per-partition error, and the end offsets of leader epochs.
+// before and after the log start moves, v0's lists of segment offsets, v7-9's special timestamps, every
+// per-partition error, and the end offsets of leader epochs.
 #include <gtest/gtest.h>
 
 #include "core/protocol/messages/list_offsets.h"
@@ -42,7 +43,7 @@ TEST(ListOffsets, EarliestLatestAndByTimestampAtEveryVersion) {
   ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker& broker) {
     create_topic(env, broker, "t", 1);
     fill(env, broker);
-    for (int16_t version = 1; version <= 5; ++version) {
+    for (int16_t version = 1; version <= 9; ++version) {
       const int32_t epoch = version >= 4 ? 0 : -1;  // the leader epoch field exists from v4
       auto earliest = list(client, version, protocol::kEarliestTimestamp);
       EXPECT_EQ(earliest.error_code, 0);
@@ -119,11 +120,114 @@ TEST(ListOffsets, ReadCommittedLatestIsTheHighWatermark) {
     ListOffsetsRequest request;
     request.isolation_level = 1;
     request.topics.push_back({"t", {{0, -1, protocol::kLatestTimestamp}}});
-    for (int16_t version = 2; version <= 5; ++version) {
+    for (int16_t version = 2; version <= 9; ++version) {
       auto response = client.call<ListOffsetsResponse>(request, version);
       ASSERT_TRUE(response.ok());
       EXPECT_EQ(response->topics[0].partitions[0].offset, 6);
     }
+  }));
+}
+
+// v0 answers segment boundaries, newest first: with each batch in a segment of its own, the base offsets of the
+// segments dated at or before the timestamp (a segment's date is its largest record timestamp), and the log end
+// for "latest" (its date is now).
+TEST(ListOffsets, V0ListsSegmentOffsetsNewestFirst) {
+  BrokerHarness harness;
+  ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker& broker) {
+    storage::TopicConfig config;
+    config.segment_bytes = 150;  // one batch per segment
+    create_topic(env, broker, "t", 1, config);
+    auto offsets = [&](int64_t timestamp, int32_t max_num_offsets, int32_t replica_id = -1) {
+      ListOffsetsRequest request;
+      request.replica_id = replica_id;
+      request.topics.push_back({"t", {{.timestamp = timestamp, .max_num_offsets = max_num_offsets}}});
+      auto response = client.call<ListOffsetsResponse>(request, 0);
+      EXPECT_TRUE(response.ok()) << response.status().to_string();
+      if (!response.ok()) return std::vector<int64_t>{-100};
+      const ListOffsetsResponse::Partition& p = response->topics[0].partitions[0];
+      EXPECT_EQ(p.error_code, 0);
+      EXPECT_EQ(p.offset, -1) << "v0 has no offset field";
+      return p.old_style_offsets;
+    };
+    using Offsets = std::vector<int64_t>;
+    EXPECT_EQ(offsets(protocol::kLatestTimestamp, 5), Offsets{0}) << "an empty log";
+    EXPECT_EQ(offsets(protocol::kEarliestTimestamp, 5), Offsets{0});
+    fill(env, broker);  // segments [0, 2), [2, 4), [4, 6), dated base + 1, + 11, + 21
+    ASSERT_EQ(broker.logs().find({"t", 0})->segments().size(), 3u);
+    EXPECT_EQ(offsets(protocol::kLatestTimestamp, 10), (Offsets{6, 4, 2, 0}));
+    EXPECT_EQ(offsets(protocol::kLatestTimestamp, 1), Offsets{6});
+    EXPECT_EQ(offsets(protocol::kLatestTimestamp, 0), Offsets{});
+    EXPECT_EQ(offsets(protocol::kEarliestTimestamp, 10), Offsets{0});
+    EXPECT_EQ(offsets(kBaseTimestamp + 11, 10), (Offsets{2, 0}));
+    EXPECT_EQ(offsets(kBaseTimestamp + 15, 1), Offsets{2});
+    EXPECT_EQ(offsets(kBaseTimestamp + 1000, 10), (Offsets{4, 2, 0})) << "the log end is dated now";
+    EXPECT_EQ(offsets(kBaseTimestamp, 10), Offsets{}) << "older than every segment";
+
+    on_broker(env, broker, [&] { ASSERT_TRUE(broker.logs().delete_records({"t", 0}, 3).ok()); });
+    EXPECT_EQ(offsets(protocol::kLatestTimestamp, 10), (Offsets{6, 4, 3, 3})) << "bases below the start rise to it";
+    EXPECT_EQ(offsets(protocol::kEarliestTimestamp, 10), Offsets{3});
+    // A consumer sees nothing past the high watermark, which takes the place of the offsets above it.
+    on_broker(env, broker, [&] { broker.logs().find({"t", 0})->set_high_watermark(5); });
+    EXPECT_EQ(offsets(protocol::kLatestTimestamp, 10), (Offsets{5, 4, 3, 3}));
+    EXPECT_EQ(offsets(protocol::kLatestTimestamp, 10, /*replica_id=*/-2), (Offsets{6, 4, 3, 3}));
+  }));
+}
+
+TEST(ListOffsets, V0ErrorsAndWhatItDoesNotCheck) {
+  BrokerHarness harness;
+  ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker& broker) {
+    create_topic(env, broker, "t", 1);
+    fill(env, broker);
+    ListOffsetsRequest request;
+    request.topics.push_back({"t",
+                              {{.timestamp = protocol::kMaxTimestamp},
+                               {.partition_index = 3, .timestamp = protocol::kLatestTimestamp},
+                               {.timestamp = protocol::kLatestTimestamp, .max_num_offsets = -1}}});
+    request.topics.push_back({"t", {{.timestamp = protocol::kLatestTimestamp}}});  // named twice: fine in v0
+    auto response = client.call<ListOffsetsResponse>(request, 0);
+    ASSERT_TRUE(response.ok()) << response.status().to_string();
+    const auto& partitions = response->topics[0].partitions;
+    ASSERT_EQ(partitions.size(), 3u);
+    EXPECT_EQ(partitions[0].error_code, 35) << "v0 knows only -1 and -2";
+    EXPECT_EQ(partitions[1].error_code, 3);
+    EXPECT_EQ(partitions[2].error_code, -1) << "Kafka fails to size its answer by a negative count";
+    EXPECT_EQ(response->topics[1].partitions[0].error_code, 0);
+    EXPECT_EQ(response->topics[1].partitions[0].old_style_offsets, std::vector<int64_t>{6});
+  }));
+}
+
+TEST(ListOffsets, SpecialTimestampsOfV7ToV9) {
+  BrokerHarness harness;
+  ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker& broker) {
+    create_topic(env, broker, "t", 1);
+    auto empty_max = list(client, 7, protocol::kMaxTimestamp);
+    EXPECT_EQ(empty_max.error_code, 0);
+    EXPECT_EQ(empty_max.offset, -1) << "an empty log has no largest timestamp";
+    fill(env, broker);
+    on_broker(env, broker, [&] { ASSERT_TRUE(broker.logs().delete_records({"t", 0}, 1).ok()); });
+    for (int16_t version = 7; version <= 9; ++version) {
+      auto max = list(client, version, protocol::kMaxTimestamp);
+      EXPECT_EQ(max.error_code, 0);
+      EXPECT_EQ(max.offset, 5) << "the first record with the largest timestamp";
+      EXPECT_EQ(max.timestamp, kBaseTimestamp + 21);
+      EXPECT_EQ(max.leader_epoch, 0);
+    }
+    EXPECT_EQ(list(client, 6, protocol::kMaxTimestamp).error_code, 35);
+    for (int16_t version = 8; version <= 9; ++version) {
+      auto local = list(client, version, protocol::kEarliestLocalTimestamp);
+      EXPECT_EQ(local.error_code, 0);
+      EXPECT_EQ(local.offset, 1) << "no tiered storage: the local log starts at the log start";
+      EXPECT_EQ(local.timestamp, -1);
+      EXPECT_EQ(local.leader_epoch, 0);
+    }
+    EXPECT_EQ(list(client, 7, protocol::kEarliestLocalTimestamp).error_code, 35);
+    auto tiered = list(client, 9, protocol::kLatestTieredTimestamp);
+    EXPECT_EQ(tiered.error_code, 0);
+    EXPECT_EQ(tiered.offset, -1) << "nothing is tiered";
+    EXPECT_EQ(tiered.timestamp, -1);
+    EXPECT_EQ(tiered.leader_epoch, -1);
+    EXPECT_EQ(list(client, 8, protocol::kLatestTieredTimestamp).error_code, 35);
+    EXPECT_EQ(list(client, 9, -6).error_code, 35);
   }));
 }
 

@@ -19,10 +19,13 @@ TEST(ApiTable, ServesTheRecommendedTable) {
   EXPECT_EQ(names.size(), all_apis().size());
   const ApiInfo& produce = api_info(ApiKey::kProduce);
   EXPECT_EQ(produce.min_version, 0);  // advertised from 0 for librdkafka's compression (KAFKA-18659)
-  EXPECT_EQ(produce.max_version, 8);
-  EXPECT_EQ(api_info(ApiKey::kMetadata).max_version, 9);
-  EXPECT_EQ(api_info(ApiKey::kFetch).min_version, 4);
-  EXPECT_EQ(api_info(ApiKey::kFetch).max_version, 12);
+  EXPECT_EQ(produce.max_version, 11);
+  EXPECT_EQ(api_info(ApiKey::kMetadata).max_version, 12);
+  EXPECT_EQ(api_info(ApiKey::kFetch).min_version, 4);  // v0-3 carry message formats 0 and 1
+  EXPECT_EQ(api_info(ApiKey::kFetch).max_version, 17);
+  EXPECT_EQ(api_info(ApiKey::kListOffsets).min_version, 0);
+  EXPECT_EQ(api_info(ApiKey::kListOffsets).max_version, 9);
+  EXPECT_EQ(api_info(ApiKey::kApiVersions).max_version, 4);
   EXPECT_EQ(api_info(ApiKey::kDeleteGroups).max_version, 2);
   EXPECT_EQ(api_info(ApiKey::kOffsetDelete).max_version, 0);
   EXPECT_EQ(api_name(ApiKey::kOffsetForLeaderEpoch), "OffsetForLeaderEpoch");
@@ -31,7 +34,7 @@ TEST(ApiTable, ServesTheRecommendedTable) {
 TEST(ApiTable, FlexibleVersionsFromKafka39) {
   EXPECT_FALSE(is_flexible(ApiKey::kApiVersions, 2));
   EXPECT_TRUE(is_flexible(ApiKey::kApiVersions, 3));
-  EXPECT_TRUE(is_flexible(ApiKey::kApiVersions, 4));  // above the advertised range, still flexible
+  EXPECT_TRUE(is_flexible(ApiKey::kApiVersions, 5));  // above the advertised range, still flexible
   EXPECT_FALSE(is_flexible(ApiKey::kMetadata, 8));
   EXPECT_TRUE(is_flexible(ApiKey::kMetadata, 9));
   EXPECT_FALSE(is_flexible(ApiKey::kProduce, 8));
@@ -71,7 +74,7 @@ TEST(ApiTable, LookupAndSupport) {
   EXPECT_TRUE(is_supported(ApiKey::kJoinGroup, 9));
   EXPECT_FALSE(is_supported(ApiKey::kJoinGroup, 10));
   EXPECT_FALSE(is_supported(ApiKey::kJoinGroup, -1));
-  EXPECT_FALSE(is_supported(ApiKey::kApiVersions, 4));
+  EXPECT_FALSE(is_supported(ApiKey::kApiVersions, 5));
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// ApiVersions v0-3: real client requests, kafka-python's response bytes, hand-built flexible bytes with tagged
+// ApiVersions v0-4: real client requests, kafka-python's response bytes, hand-built flexible bytes with tagged
 // fields, round trips at every version, and the v0-layout answer to an unsupported version.
 #include <gtest/gtest.h>
 
@@ -84,11 +84,13 @@ TEST(ApiVersions, RoundTripsAtEveryVersion) {
   response.finalized_features_epoch = 1;
   response.finalized_features = std::vector<ApiVersionsResponse::FinalizedFeature>{{"metadata.version", 21, 1}};
   response.zk_migration_ready = false;
-  for (int16_t version = 0; version <= 3; ++version) {
+  response.supported_features = std::vector<ApiVersionsResponse::SupportedFeature>{{"kraft.version", 0, 1}};
+  for (int16_t version = 0; version <= 4; ++version) {
     const ApiVersionsResponse back = round_trip(response, version);
     ASSERT_EQ(back.api_keys.size(), all_apis().size());
     EXPECT_EQ(back.api_keys[3].api_key, 3);
-    EXPECT_EQ(back.api_keys[3].max_version, 9);
+    EXPECT_EQ(back.api_keys[3].max_version, 12);
+    EXPECT_EQ(back.supported_features.has_value(), version >= 3);
     EXPECT_EQ(back.throttle_time_ms, version >= 1 ? 3 : 0);
     EXPECT_EQ(back.zk_migration_ready.has_value(), version >= 3);
     EXPECT_EQ(round_trip(ApiVersionsRequest{"sluice-test", "0.1"}, version).client_software_name,
@@ -109,16 +111,16 @@ TEST(ApiVersions, AdvertisesTheWholeTable) {
 
 TEST(ApiVersions, UnsupportedVersionAnswerHasTheV0Layout) {
   const Bytes frame = unsupported_api_versions_frame(7);
-  EXPECT_EQ(frame, hex("00000010 | 00000007 | 0023 | 00000001 0012 0000 0003"));
+  EXPECT_EQ(frame, hex("00000010 | 00000007 | 0023 | 00000001 0012 0000 0004"));
   ByteView body;
-  Result<int32_t> corr = decode_response_header(ByteView(frame).subspan(kFrameSizeBytes), ApiKey::kApiVersions, 4,
+  Result<int32_t> corr = decode_response_header(ByteView(frame).subspan(kFrameSizeBytes), ApiKey::kApiVersions, 5,
                                                 &body);
   ASSERT_TRUE(corr.ok());
   Result<ApiVersionsResponse> response = decode_message<ApiVersionsResponse>(body, 0);
   ASSERT_TRUE(response.ok());
   EXPECT_EQ(response->error_code, static_cast<int16_t>(ErrorCode::kUnsupportedVersion));
   ASSERT_EQ(response->api_keys.size(), 1u);
-  EXPECT_EQ(response->api_keys[0].max_version, 3);
+  EXPECT_EQ(response->api_keys[0].max_version, 4);
 }
 
 }  // namespace

@@ -1,13 +1,13 @@
-// The read path's codecs. Fetch v4-12: kafka-python's request and response bytes (v4, v11), hand-built flexible v12
-// bytes with tagged fields. ListOffsets v1-5: kafka-python's bytes for v1, v2 and v4. OffsetForLeaderEpoch v2-4:
-// hand-built bytes (kafka-python 2.0.2 has no class for it; v4 is flexible). Round trips at every advertised version.
+// The read path's codecs. Fetch v4-17: kafka-python's request and response bytes (v4, v11), hand-built flexible
+// v12-17 bytes with tagged fields and topic ids. OffsetForLeaderEpoch v2-4: hand-built bytes (kafka-python 2.0.2
+// has no class for it; v4 is flexible). Round trips at every advertised version. (ListOffsets:
+// list_offsets_codec_test.cc.)
 #include <gtest/gtest.h>
 
 #include <cstdint>
 
 #include "core/protocol/header.h"
 #include "core/protocol/messages/fetch.h"
-#include "core/protocol/messages/list_offsets.h"
 #include "core/protocol/messages/offset_for_leader_epoch.h"
 #include "tests/core/protocol/protocol_test_util.h"
 
@@ -91,7 +91,7 @@ TEST(FetchCodec, ResponsesMatchKafkaPython) {
   partition.last_stable_offset = 10;
   partition.log_start_offset = 3;  // not in v4
   partition.records = Records::own({1, 2});
-  v4.responses = {{"t", {partition}}};
+  v4.responses = {{.topic = "t", .partitions = {partition}}};
   Bytes body;
   ASSERT_TRUE(encode_message(v4, 4, &body).ok());
   EXPECT_EQ(body, hex(kFetchV4ResponseBody));
@@ -104,7 +104,7 @@ TEST(FetchCodec, ResponsesMatchKafkaPython) {
   failed.high_watermark = -1;
   failed.aborted_transactions = std::vector<FetchResponse::AbortedTransaction>{{5, 6}};
   failed.records = Records::own({});
-  v11.responses = {{"t", {failed}}};
+  v11.responses = {{.topic = "t", .partitions = {failed}}};
   body.clear();
   ASSERT_TRUE(encode_message(v11, 11, &body).ok());
   EXPECT_EQ(body, hex(kFetchV11ResponseBody));
@@ -139,7 +139,7 @@ TEST(FetchCodec, RequestV12FlexibleBytesWithClusterIdTag) {
   FetchRequest::Partition partition;
   partition.fetch_offset = 5;
   partition.partition_max_bytes = 1048576;
-  request.topics = {{"t", {partition}}};
+  request.topics = {{.topic = "t", .partitions = {partition}}};
   Result<Bytes> frame = encode_request_frame(RequestHeader{ApiKey::kFetch, 12, 9, "c"}, request);
   ASSERT_TRUE(frame.ok());
   const Bytes expected = hex(
@@ -163,7 +163,7 @@ TEST(FetchCodec, ResponseV12FlexibleBytesWithTaggedPartitionFields) {
   partition.log_start_offset = 0;
   partition.diverging_epoch = FetchResponse::EpochEndOffset{0, 4};
   partition.records = Records::own({1, 2});
-  response.responses = {{"t", {partition}}};
+  response.responses = {{.topic = "t", .partitions = {partition}}};
   Bytes body;
   ASSERT_TRUE(encode_message(response, 12, &body).ok());
   const Bytes expected = hex(
@@ -182,6 +182,14 @@ TEST(FetchCodec, ResponseV12FlexibleBytesWithTaggedPartitionFields) {
   EXPECT_FALSE(p.snapshot_id.has_value());
 }
 
+Uuid sample_id() {
+  Uuid id;
+  for (size_t i = 0; i < id.bytes.size(); ++i) id.bytes[i] = static_cast<uint8_t>(0xa0 + i);
+  return id;
+}
+
+constexpr const char* kSampleIdHex = "a0a1a2a3a4a5a6a7a8a9aaabacadaeaf";
+
 FetchRequest sample_request() {
   FetchRequest request;
   request.cluster_id = "cluster";
@@ -192,8 +200,12 @@ FetchRequest sample_request() {
   request.isolation_level = kReadCommitted;
   request.session_id = 4;
   request.session_epoch = 2;
-  request.topics = {{"a", {{0, 3, 100, 2, 7, 500}, {1, -1, 0, -1, -1, 10}}}, {"b", {}}};
-  request.forgotten_topics_data = {{"c", {1, 2}}};
+  request.topics = {
+      {.topic = "a", .topic_id = sample_id(), .partitions = {{0, 3, 100, 2, 7, 500}, {1, -1, 0, -1, -1, 10}}},
+      {.topic = "b", .partitions = {}}};
+  request.forgotten_topics_data = {{.topic = "c", .topic_id = sample_id(), .partitions = {1, 2}}};
+  request.replica_state = FetchRequest::ReplicaState{-1, 4};
+  request.topics[0].partitions[0].replica_directory_id = sample_id();
   request.rack_id = "rack";
   return request;
 }
@@ -214,13 +226,21 @@ FetchResponse sample_response() {
   p.aborted_transactions = std::vector<FetchResponse::AbortedTransaction>{{7, 8}};
   p.preferred_read_replica = 2;
   p.records = Records::own({9, 9, 9});
-  response.responses = {{"a", {p}}, {"b", {}}};
+  response.responses = {{.topic = "a", .topic_id = sample_id(), .partitions = {p}}, {.topic = "b", .partitions = {}}};
+  response.node_endpoints = std::vector<NodeEndpoint>{{1, "h1", 9092, std::nullopt}};
   return response;
 }
 
 TEST(FetchCodec, RoundTripsAtEveryVersion) {
-  for (int16_t version = 4; version <= 12; ++version) {
+  for (int16_t version = 4; version <= 17; ++version) {
     const FetchRequest request = round_trip(sample_request(), version);
+    EXPECT_EQ(request.topics[0].topic, version <= 12 ? "a" : "");
+    EXPECT_EQ(request.topics[0].topic_id, version >= 13 ? sample_id() : Uuid::zero());
+    EXPECT_EQ(request.forgotten_topics_data.empty() ? Uuid::zero() : request.forgotten_topics_data[0].topic_id,
+              version >= 13 ? sample_id() : Uuid::zero());
+    EXPECT_EQ(request.replica_id, -1);
+    EXPECT_EQ(request.replica_state.has_value(), version >= 15);
+    EXPECT_EQ(request.topics[0].partitions[0].replica_directory_id.has_value(), version >= 17);
     EXPECT_EQ(request.max_bytes, 1000);
     EXPECT_EQ(request.isolation_level, kReadCommitted);
     EXPECT_EQ(request.session_id, version >= 7 ? 4 : 0);
@@ -252,93 +272,82 @@ TEST(FetchCodec, RoundTripsAtEveryVersion) {
     EXPECT_EQ(r.preferred_read_replica, version >= 11 ? 2 : -1);
     EXPECT_EQ(r.records.bytes().size(), 3u);
     EXPECT_TRUE(response.responses[1].partitions.empty());
+    EXPECT_EQ(response.responses[0].topic, version <= 12 ? "a" : "");
+    EXPECT_EQ(response.responses[0].topic_id, version >= 13 ? sample_id() : Uuid::zero());
+    EXPECT_EQ(response.node_endpoints.has_value(), version >= 16);
   }
 }
 
+// v13 names topics by id in the request (topics and forgotten topics) and in the response.
+TEST(FetchCodec, V13NamesTopicsById) {
+  FetchRequest request;
+  request.max_wait_ms = 500;
+  request.min_bytes = 1;
+  request.max_bytes = 52428800;
+  FetchRequest::Partition partition;
+  partition.fetch_offset = 5;
+  partition.partition_max_bytes = 1048576;
+  request.topics = {{.topic = "ignored", .topic_id = sample_id(), .partitions = {partition}}};
+  Bytes body;
+  ASSERT_TRUE(encode_message(request, 13, &body).ok());
+  const std::string id = kSampleIdHex;
+  EXPECT_EQ(body, hex("ffffffff 000001f4 00000001 03200000 00 00000000 ffffffff"
+                      " | 02 " + id + " 02 00000000 ffffffff 0000000000000005 ffffffff ffffffffffffffff 00100000 00 00"
+                      " | 01 | 01 | 00"));
+  FetchResponse response;
+  FetchResponse::Partition p;
+  p.error_code = 100;  // UNKNOWN_TOPIC_ID
+  p.high_watermark = -1;
+  p.records = Records::own({});
+  response.responses = {{.topic = "", .topic_id = sample_id(), .partitions = {p}}};
+  body.clear();
+  ASSERT_TRUE(encode_message(response, 13, &body).ok());
+  EXPECT_EQ(body, hex("00000000 0000 00000000 | 02 " + id +
+                      " 02 00000000 0064 ffffffffffffffff ffffffffffffffff ffffffffffffffff 00 ffffffff 01 00"
+                      " 00 | 00"));
+}
+
+// v15 moves the replica id into the tagged ReplicaState, v16 adds the response's NodeEndpoints, v17 a follower's
+// directory id in each partition.
+TEST(FetchCodec, V15To17TaggedFields) {
+  FetchRequest request;
+  request.replica_id = 3;  // gone from v15: not written
+  request.replica_state = FetchRequest::ReplicaState{3, 9};
+  FetchRequest::Partition partition;
+  partition.replica_directory_id = sample_id();
+  request.topics = {{.topic = "", .topic_id = sample_id(), .partitions = {partition}}};
+  const std::string id = kSampleIdHex;
+  Bytes body;
+  ASSERT_TRUE(encode_message(request, 17, &body).ok());
+  EXPECT_EQ(body, hex("00000000 00000000 7fffffff 00 00000000 ffffffff"
+                      " | 02 " + id + " 02 00000000 ffffffff 0000000000000000 ffffffff ffffffffffffffff 00000000"
+                      " 01 00 10 " + id + " 00"  // the partition's tag 0: ReplicaDirectoryId
+                      " | 01 | 01"                 // forgotten topics, rack id
+                      " | 01 01 0d 00000003 0000000000000009 00"));  // tag 1: ReplicaState
+  Result<FetchRequest> back = decode_message<FetchRequest>(body, 17);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back->replica_id, -1) << "absent from v15: the default";
+  EXPECT_EQ(back->replica_state->replica_id, 3);
+  EXPECT_EQ(back->topics[0].partitions[0].replica_directory_id, sample_id());
+
+  FetchResponse response;
+  response.node_endpoints = std::vector<NodeEndpoint>{{1, "h", 9092, std::nullopt}};
+  body.clear();
+  ASSERT_TRUE(encode_message(response, 16, &body).ok());
+  EXPECT_EQ(body, hex("00000000 0000 00000000 | 01 | 01 00 0d 02 00000001 0268 00002384 00 00"));
+  body.clear();
+  ASSERT_TRUE(encode_message(response, 15, &body).ok());
+  EXPECT_EQ(body, hex("00000000 0000 00000000 | 01 | 00")) << "no NodeEndpoints before v16";
+}
+
 TEST(FetchCodec, TruncatedRequestsFailAtEveryCut) {
-  for (int16_t version : {4, 7, 11, 12}) {
+  for (int16_t version : {4, 7, 11, 12, 13, 15, 17}) {
     Bytes body;
     ASSERT_TRUE(encode_message(sample_request(), version, &body).ok());
     for (size_t cut = 0; cut < body.size(); ++cut) {
       EXPECT_FALSE(decode_message<FetchRequest>(ByteView(body).first(cut), version).ok())
           << "version " << version << " cut " << cut;
     }
-  }
-}
-
-// kafka-python 2.0.2 (client id "kafka-python"):
-//   OffsetRequest[1](replica_id=-1, topics=[('t', [(0, -2), (1, 1700000000000)])]), correlation id 9.
-constexpr const char* kListOffsetsV1Request =
-    "0000003d 0002 0001 00000009 000c6b61666b612d707974686f6e"
-    " | ffffffff | 00000001 000174 00000002 00000000 fffffffffffffffe 00000001 0000018bcfe56800";
-//   OffsetRequest[2](replica_id=-1, isolation_level=1, topics=[('t', [(0, -1)])]), correlation id 10. (Its v4
-//   class writes CurrentLeaderEpoch as an int64, against Kafka's schema; kafka-python only sends v1.)
-constexpr const char* kListOffsetsV2Request =
-    "00000032 0002 0002 0000000a 000c6b61666b612d707974686f6e"
-    " | ffffffff 01 | 00000001 000174 00000001 00000000 ffffffffffffffff";
-//   OffsetResponse[1](topics=[('t', [(0, 0, -1, 42)])]).
-constexpr const char* kListOffsetsV1ResponseBody = "00000001 000174 00000001 00000000 0000 ffffffffffffffff 000000000000002a";
-//   OffsetResponse[4](throttle_time_ms=0, topics=[('t', [(0, 0, -1, 42, 0), (1, 3, -1, -1, -1)])]).
-constexpr const char* kListOffsetsV4ResponseBody =
-    "00000000 | 00000001 000174 00000002"
-    " 00000000 0000 ffffffffffffffff 000000000000002a 00000000"
-    " 00000001 0003 ffffffffffffffff ffffffffffffffff ffffffff";
-
-TEST(ListOffsetsCodec, DecodesKafkaPythonRequests) {
-  const auto v1 = decode_request<ListOffsetsRequest>(kListOffsetsV1Request);
-  EXPECT_EQ(v1.replica_id, -1);
-  EXPECT_EQ(v1.isolation_level, 0);
-  ASSERT_EQ(v1.topics.size(), 1u);
-  ASSERT_EQ(v1.topics[0].partitions.size(), 2u);
-  EXPECT_EQ(v1.topics[0].partitions[0].timestamp, kEarliestTimestamp);
-  EXPECT_EQ(v1.topics[0].partitions[1].timestamp, 1700000000000);
-  EXPECT_EQ(v1.topics[0].partitions[1].current_leader_epoch, -1);
-
-  const auto v2 = decode_request<ListOffsetsRequest>(kListOffsetsV2Request);
-  EXPECT_EQ(v2.isolation_level, 1);
-  EXPECT_EQ(v2.topics[0].partitions[0].current_leader_epoch, -1);
-  EXPECT_EQ(v2.topics[0].partitions[0].timestamp, kLatestTimestamp);
-}
-
-TEST(ListOffsetsCodec, ResponsesMatchKafkaPython) {
-  ListOffsetsResponse v1;
-  ListOffsetsResponse::Partition found;
-  found.offset = 42;
-  found.leader_epoch = 0;  // not in v1
-  v1.topics = {{"t", {found}}};
-  Bytes body;
-  ASSERT_TRUE(encode_message(v1, 1, &body).ok());
-  EXPECT_EQ(body, hex(kListOffsetsV1ResponseBody));
-
-  ListOffsetsResponse v4 = v1;
-  ListOffsetsResponse::Partition unknown;
-  unknown.partition_index = 1;
-  unknown.error_code = 3;
-  v4.topics[0].partitions.push_back(unknown);
-  body.clear();
-  ASSERT_TRUE(encode_message(v4, 4, &body).ok());
-  EXPECT_EQ(body, hex(kListOffsetsV4ResponseBody));
-}
-
-TEST(ListOffsetsCodec, RoundTripsAtEveryVersion) {
-  ListOffsetsRequest request;
-  request.replica_id = -1;
-  request.isolation_level = 1;
-  request.topics = {{"a", {{0, 5, -2}, {1, -1, 1700000000000}}}, {"b", {}}};
-  ListOffsetsResponse response;
-  response.throttle_time_ms = 4;
-  response.topics = {{"a", {{0, 0, -1, 3, 0}, {1, 0, 1700000000001, 9, 0}}}, {"b", {{2, 3, -1, -1, -1}}}};
-  for (int16_t version = 1; version <= 5; ++version) {
-    const ListOffsetsRequest request_back = round_trip(request, version);
-    EXPECT_EQ(request_back.isolation_level, version >= 2 ? 1 : 0);
-    EXPECT_EQ(request_back.topics[0].partitions[0].current_leader_epoch, version >= 4 ? 5 : -1);
-    EXPECT_EQ(request_back.topics[0].partitions[1].timestamp, 1700000000000);
-    const ListOffsetsResponse back = round_trip(response, version);
-    EXPECT_EQ(back.throttle_time_ms, version >= 2 ? 4 : 0);
-    EXPECT_EQ(back.topics[0].partitions[1].timestamp, 1700000000001);
-    EXPECT_EQ(back.topics[0].partitions[1].offset, 9);
-    EXPECT_EQ(back.topics[0].partitions[1].leader_epoch, version >= 4 ? 0 : -1);
-    EXPECT_EQ(back.topics[1].partitions[0].error_code, 3);
   }
 }
 
@@ -413,24 +422,11 @@ TEST(OffsetForLeaderEpochCodec, RoundTripsAtEveryVersion) {
   }
 }
 
-TEST(OffsetsCodec, TruncatedBodiesFailAtEveryCut) {
-  ListOffsetsRequest list;
-  list.topics = {{"a", {{0, 5, -2}}}};
+TEST(OffsetForLeaderEpochCodec, TruncatedBodiesFailAtEveryCut) {
   OffsetForLeaderEpochRequest epochs;
   epochs.topics = {{"a", {{0, 2, 1}}}};
-  for (int16_t version = 1; version <= 5; ++version) {
-    Bytes body;
-    ASSERT_TRUE(encode_message(list, version, &body).ok());
-    for (size_t cut = 0; cut < body.size(); ++cut) {
-      EXPECT_FALSE(decode_message<ListOffsetsRequest>(ByteView(body).first(cut), version).ok()) << cut;
-    }
-  }
   for (int16_t version = 0; version <= 4; ++version) {
-    Bytes body;
-    ASSERT_TRUE(encode_message(epochs, version, &body).ok());
-    for (size_t cut = 0; cut < body.size(); ++cut) {
-      EXPECT_FALSE(decode_message<OffsetForLeaderEpochRequest>(ByteView(body).first(cut), version).ok()) << cut;
-    }
+    testing::expect_truncations_fail(epochs, version);
   }
 }
 

@@ -1,5 +1,5 @@
-// Metadata v0-9: kafka-python's request and response bytes, hand-built flexible v9 bytes, and round trips of a
-// response using every field at every version.
+// Metadata v0-12: kafka-python's request and response bytes, hand-built flexible v9 and v12 bytes (topic ids, null
+// names), and round trips of a request and a response using every field at every version.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -60,7 +60,7 @@ TEST(Metadata, V0EmptyListMeansAllAndNullIsRejected) {
 
 TEST(Metadata, RequestV9FlexibleBytes) {
   MetadataRequest request;
-  request.topics = std::vector<MetadataRequest::Topic>{{"t"}};
+  request.topics = std::vector<MetadataRequest::Topic>{{.name = "t"}};
   Result<Bytes> frame = encode_request_frame(RequestHeader{ApiKey::kMetadata, 9, 42, "c"}, request);
   ASSERT_TRUE(frame.ok());
   // Header v2 with a classic client id, then compact topics (each with its tag block), three bools, tags.
@@ -95,9 +95,9 @@ MetadataResponse sample_response() {
   response.brokers = {{1, "h1", 9092, std::nullopt}, {2, "h2", 9093, "r1"}};
   response.cluster_id = "c1";
   response.controller_id = 1;
-  MetadataResponse::Topic t{0, "t", false, {}};
+  MetadataResponse::Topic t{.error_code = 0, .name = "t", .partitions = {}};
   t.partitions = {{0, 0, 1, -1, {1, 2}, {1}, {2}}, {6, 1, -1, -1, {2, 1}, {}, {}}};
-  response.topics = {t, MetadataResponse::Topic{3, "u", true, {}}};
+  response.topics = {t, MetadataResponse::Topic{.error_code = 3, .name = "u", .is_internal = true, .partitions = {}}};
   return response;
 }
 
@@ -108,7 +108,7 @@ TEST(Metadata, ResponsesMatchKafkaPython) {
 
   MetadataResponse small;
   small.brokers = {{1, "h1", 9092, std::nullopt}};
-  small.topics = {MetadataResponse::Topic{0, "t", false, {{0, 0, 1, -1, {1}, {1}, {}}}}};
+  small.topics = {MetadataResponse::Topic{.name = "t", .partitions = {{0, 0, 1, -1, {1}, {1}, {}}}}};
   Bytes v0;
   ASSERT_TRUE(encode_message(small, 0, &v0).ok());
   EXPECT_EQ(v0, hex(golden::kMetadataV0ResponseBody));
@@ -123,7 +123,7 @@ TEST(Metadata, ResponseV9FlexibleBytes) {
   response.brokers = {{1, "h1", 9092, std::nullopt}};
   response.cluster_id = "c1";
   response.controller_id = 1;
-  response.topics = {MetadataResponse::Topic{0, "t", false, {{0, 0, 1, 5, {1}, {1}, {}}}}};
+  response.topics = {MetadataResponse::Topic{.name = "t", .partitions = {{0, 0, 1, 5, {1}, {1}, {}}}}};
   Result<Bytes> frame = encode_response_frame(response, 9, 3);
   ASSERT_TRUE(frame.ok());
   const Bytes expected = hex(
@@ -138,18 +138,66 @@ TEST(Metadata, ResponseV9FlexibleBytes) {
   EXPECT_EQ(*frame, expected);
 }
 
+Uuid sample_id() {
+  Uuid id;
+  for (size_t i = 0; i < id.bytes.size(); ++i) id.bytes[i] = static_cast<uint8_t>(i + 1);
+  return id;
+}
+
+constexpr const char* kSampleIdHex = "0102030405060708090a0b0c0d0e0f10";
+
+TEST(Metadata, RequestV12ByTopicIdWithANullName) {
+  MetadataRequest request;
+  request.topics = std::vector<MetadataRequest::Topic>{{.topic_id = sample_id(), .name = std::nullopt}};
+  request.allow_auto_topic_creation = false;
+  Bytes body;
+  ASSERT_TRUE(encode_message(request, 12, &body).ok());
+  // Topics: the id, a null compact name (0), the topic's tags; auto creation, topic operations; tags. v11 dropped
+  // the cluster operations flag.
+  const Bytes expected = hex(std::string("02 ") + kSampleIdHex + " 00 00 | 00 | 00 | 00");
+  EXPECT_EQ(body, expected);
+  Result<MetadataRequest> back = decode_message<MetadataRequest>(expected, 12);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ((*back->topics)[0].topic_id, sample_id());
+  EXPECT_FALSE((*back->topics)[0].name.has_value());
+  EXPECT_TRUE(back->by_topic_id());
+  // Before v10 the id does not exist and the name may not be null.
+  Bytes v9;
+  EXPECT_EQ(encode_message(request, 9, &v9).code(), Code::kInvalidArgument);
+}
+
+TEST(Metadata, ResponseV12NullNameAndTopicId) {
+  MetadataResponse response;
+  response.controller_id = 1;
+  response.topics = {
+      MetadataResponse::Topic{.error_code = 100, .name = std::nullopt, .topic_id = sample_id(), .partitions = {}}};
+  Bytes body;
+  ASSERT_TRUE(encode_message(response, 12, &body).ok());
+  const Bytes expected = hex(std::string("00000000 | 01 | 00 | 00000001") +  // throttle, no brokers, null cluster id
+                             " | 02 0064 00 " + kSampleIdHex + " 00 01 80000000 00"  // one topic, null name
+                             " | 00");
+  EXPECT_EQ(body, expected);
+  Result<MetadataResponse> back = decode_message<MetadataResponse>(expected, 12);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_FALSE(back->topics[0].name.has_value());
+  EXPECT_EQ(back->topics[0].topic_id, sample_id());
+  Bytes v11;
+  EXPECT_EQ(encode_message(response, 11, &v11).code(), Code::kInvalidArgument) << "names are nullable from v12";
+}
+
 TEST(Metadata, RoundTripsAtEveryVersion) {
   MetadataResponse response = sample_response();
   response.throttle_time_ms = 12;
   response.topics[0].partitions[0].leader_epoch = 4;
   response.topics[0].topic_authorized_operations = 0x0f;
   response.cluster_authorized_operations = 0x1f;
+  response.topics[0].topic_id = sample_id();
   MetadataRequest request;
-  request.topics = std::vector<MetadataRequest::Topic>{{"a"}, {"b"}};
+  request.topics = std::vector<MetadataRequest::Topic>{{.name = "a"}, {.topic_id = sample_id(), .name = "b"}};
   request.allow_auto_topic_creation = false;
   request.include_topic_authorized_operations = true;
   request.include_cluster_authorized_operations = true;
-  for (int16_t version = 0; version <= 9; ++version) {
+  for (int16_t version = 0; version <= 12; ++version) {
     const MetadataResponse back = round_trip(response, version);
     EXPECT_EQ(back.throttle_time_ms, version >= 3 ? 12 : 0);
     EXPECT_EQ(back.brokers[1].rack, version >= 1 ? std::optional<std::string>("r1") : std::nullopt);
@@ -159,16 +207,21 @@ TEST(Metadata, RoundTripsAtEveryVersion) {
     EXPECT_EQ(back.topics[0].partitions[0].leader_epoch, version >= 7 ? 4 : -1);
     EXPECT_EQ(back.topics[0].partitions[0].offline_replicas.size(), version >= 5 ? 1u : 0u);
     EXPECT_EQ(back.topics[0].topic_authorized_operations, version >= 8 ? 0x0f : kAuthorizedOperationsOmitted);
-    EXPECT_EQ(back.cluster_authorized_operations, version >= 8 ? 0x1f : kAuthorizedOperationsOmitted);
+    EXPECT_EQ(back.cluster_authorized_operations,
+              version >= 8 && version <= 10 ? 0x1f : kAuthorizedOperationsOmitted);
+    EXPECT_EQ(back.topics[0].topic_id, version >= 10 ? sample_id() : Uuid::zero());
     const MetadataRequest request_back = round_trip(request, version);
     EXPECT_EQ(request_back.topics->size(), 2u);
+    EXPECT_EQ((*request_back.topics)[1].name, "b");
+    EXPECT_EQ((*request_back.topics)[1].topic_id, version >= 10 ? sample_id() : Uuid::zero());
     EXPECT_EQ(request_back.allow_auto_topic_creation, version < 4);
     EXPECT_EQ(request_back.include_topic_authorized_operations, version >= 8);
+    EXPECT_EQ(request_back.include_cluster_authorized_operations, version >= 8 && version <= 10);
   }
 }
 
 TEST(Metadata, TruncatedResponsesFailAtEveryCut) {
-  for (int16_t version : {0, 5, 9}) {
+  for (int16_t version : {0, 5, 9, 10, 12}) {
     Bytes body;
     ASSERT_TRUE(encode_message(sample_response(), version, &body).ok());
     for (size_t cut = 0; cut < body.size(); ++cut) {

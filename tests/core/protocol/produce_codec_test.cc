@@ -1,5 +1,6 @@
-// Produce v0-8 and InitProducerId v0-4: kafka-python's Produce v3/v7 request frames and v2/v5 response bodies,
-// hand-built InitProducerId bytes (kafka-python 2.0.2 has no such class), and round trips at every version.
+// Produce v0-11 and InitProducerId v0-4: kafka-python's Produce v3/v7 request frames and v2/v5 response bodies,
+// hand-built flexible Produce v9/v10 bytes (with v10's tagged leader hints) and InitProducerId bytes (kafka-python
+// 2.0.2 has no such class), and round trips at every version.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -127,7 +128,7 @@ TEST(ProduceCodec, EncodesKafkaPythonResponses) {
 
 TEST(ProduceCodec, RequestRoundTripsAtEveryVersion) {
   const Bytes batch = hex(kBatch);
-  for (int16_t version = 0; version <= 8; ++version) {
+  for (int16_t version = 0; version <= 11; ++version) {
     ProduceRequest request;
     request.transactional_id = "txn";
     request.acks = -1;
@@ -144,10 +145,12 @@ TEST(ProduceCodec, RequestRoundTripsAtEveryVersion) {
 }
 
 TEST(ProduceCodec, ResponseFieldsAppearFromTheirVersions) {
-  for (int16_t version = 0; version <= 8; ++version) {
+  for (int16_t version = 0; version <= 11; ++version) {
     ProduceResponse response;
     response.throttle_time_ms = 5;
+    response.node_endpoints = std::vector<NodeEndpoint>{{1, "h1", 9092, std::nullopt}};
     ProduceResponse::PartitionResponse partition = answer(1, 87, -1);
+    partition.current_leader = LeaderIdAndEpoch{1, 3};
     partition.log_append_time_ms = 77;
     partition.log_start_offset = 9;
     partition.record_errors.push_back({2, "record 2 has no key"});
@@ -162,6 +165,8 @@ TEST(ProduceCodec, ResponseFieldsAppearFromTheirVersions) {
     EXPECT_EQ(p.log_start_offset, version >= 5 ? 9 : -1) << "v" << version;
     EXPECT_EQ(p.record_errors.size(), version >= 8 ? 2u : 0u) << "v" << version;
     EXPECT_EQ(p.error_message.has_value(), version >= 8) << "v" << version;
+    EXPECT_EQ(p.current_leader.has_value(), version >= 10) << "v" << version;
+    EXPECT_EQ(back.node_endpoints.has_value(), version >= 10) << "v" << version;
     if (version >= 8) {
       EXPECT_EQ(p.record_errors[0].batch_index_error_message, "record 2 has no key");
       EXPECT_FALSE(p.record_errors[1].batch_index_error_message.has_value());
@@ -178,6 +183,43 @@ TEST(ProduceCodec, V8ResponseLayout) {
   ASSERT_TRUE(encode_message(response, 8, &out).ok());
   EXPECT_EQ(out, hex("00000001 000174 00000001 00000000 0020 ffffffffffffffff ffffffffffffffff ffffffffffffffff"
                      " 00000001 00000001 ffff | ffff | 00000000"));
+}
+
+TEST(ProduceCodec, FlexibleV9RequestBytes) {
+  const Bytes batch = hex(kBatch);
+  ProduceRequest request;
+  request.acks = 1;
+  request.timeout_ms = 1500;
+  request.topic_data.push_back({"t", {{0, Records::view(batch)}}});
+  Bytes out;
+  ASSERT_TRUE(encode_message(request, 9, &out).ok());
+  // Null compact transactional id, acks, timeout; compact topics, name, partitions, records as compact bytes
+  // (uvarint length + 1 = 0x49), each struct's empty tag block; the body's.
+  const Bytes head = hex("00 | 0001 000005dc | 02 0274 02 00000000 49");
+  const Bytes tail = hex("00 00 | 00");
+  EXPECT_EQ(out, concat({head, batch, tail}));
+}
+
+TEST(ProduceCodec, V10ResponseCarriesTheLeaderHintsAsTags) {
+  ProduceResponse response;
+  ProduceResponse::PartitionResponse partition = answer(0, 6, -1);  // NOT_LEADER_OR_FOLLOWER
+  partition.current_leader = LeaderIdAndEpoch{2, 7};
+  response.responses.push_back({"t", {partition}});
+  response.node_endpoints = std::vector<NodeEndpoint>{{2, "h2", 9093, "r"}};
+  Bytes out;
+  ASSERT_TRUE(encode_message(response, 10, &out).ok());
+  EXPECT_EQ(out, hex("02 0274 02 00000000 0006 ffffffffffffffff ffffffffffffffff ffffffffffffffff"
+                     " 01 00"                       // no record errors, null error message
+                     " 01 00 09 00000002 00000007 00"  // tag 0: CurrentLeader (leader 2, epoch 7, its tags)
+                     " 00 | 00000000"                // the topic's tags; throttle time
+                     " | 01 00 0f 02 00000002 036832 00002385 0272 00"));  // tag 0: NodeEndpoints
+  Result<ProduceResponse> back = decode_message<ProduceResponse>(out, 10);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back->responses[0].partition_responses[0].current_leader->leader_epoch, 7);
+  EXPECT_EQ((*back->node_endpoints)[0].rack, "r");
+  Bytes v9;
+  ASSERT_TRUE(encode_message(response, 9, &v9).ok());
+  EXPECT_EQ(v9.size(), out.size() - 11 - 17) << "v9 has neither tag";
 }
 
 TEST(ProduceCodec, TruncatedRecordsFailToDecode) {
