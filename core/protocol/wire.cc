@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/base/big_endian.h"
 #include "core/base/varint.h"
 #include "core/protocol/error_codes.h"
 
@@ -95,9 +96,7 @@ T Reader::read_fixed(std::string_view field) {
   using U = std::make_unsigned_t<T>;
   ByteView b = take(field, sizeof(T));
   if (b.empty()) return T{};
-  U v = 0;
-  for (uint8_t byte : b) v = static_cast<U>((v << 8) | byte);
-  return static_cast<T>(v);
+  return static_cast<T>(load_be<U>(b.data()));
 }
 
 int8_t Reader::read_int8(std::string_view field) { return read_fixed<int8_t>(field); }
@@ -200,11 +199,9 @@ void Writer::fail(Status status) {
 template <typename T>
 void Writer::put_fixed(T v) {
   if (!ok()) return;
-  using U = std::make_unsigned_t<T>;
-  const U u = static_cast<U>(v);
-  for (int shift = 8 * (static_cast<int>(sizeof(T)) - 1); shift >= 0; shift -= 8) {
-    out_->push_back(static_cast<uint8_t>(u >> shift));
-  }
+  uint8_t bytes[sizeof(T)];
+  store_be<T>(bytes, v);
+  for (const uint8_t byte : bytes) out_->push_back(byte);  // inlined; resize() and insert() are calls
 }
 
 void Writer::put_int8(int8_t v) { put_fixed(v); }

@@ -1,25 +1,11 @@
 // The fixed part of record_batch.h: header parsing, CRC, in-place edits and splitting. The record codec is in
 // record_codec.cc, produce validation in batch_validation.cc.
-#include <cstring>
-
 #include "core/base/assert.h"
+#include "core/base/big_endian.h"
 #include "core/base/crc32c.h"
 #include "core/storage/record_batch.h"
 
 namespace sluice::storage {
-namespace {
-
-uint64_t read_be(const uint8_t* p, size_t bytes) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < bytes; ++i) v = (v << 8) | p[i];
-  return v;
-}
-
-void write_be(uint8_t* p, uint64_t v, size_t bytes) {
-  for (size_t i = 0; i < bytes; ++i) p[bytes - 1 - i] = static_cast<uint8_t>(v >> (8 * i));
-}
-
-}  // namespace
 
 Result<BatchHeader> parse_batch_header(ByteView bytes) {
   if (bytes.size() < kBatchHeaderBytes) {
@@ -27,19 +13,19 @@ Result<BatchHeader> parse_batch_header(ByteView bytes) {
   }
   const uint8_t* p = bytes.data();
   BatchHeader h;
-  h.base_offset = static_cast<int64_t>(read_be(p + 0, 8));
-  h.batch_length = static_cast<int32_t>(read_be(p + 8, 4));
-  h.partition_leader_epoch = static_cast<int32_t>(read_be(p + 12, 4));
+  h.base_offset = load_be<int64_t>(p + 0);
+  h.batch_length = load_be<int32_t>(p + 8);
+  h.partition_leader_epoch = load_be<int32_t>(p + 12);
   h.magic = static_cast<int8_t>(p[16]);
-  h.crc = static_cast<uint32_t>(read_be(p + 17, 4));
-  h.attributes = static_cast<int16_t>(read_be(p + 21, 2));
-  h.last_offset_delta = static_cast<int32_t>(read_be(p + 23, 4));
-  h.base_timestamp = static_cast<int64_t>(read_be(p + 27, 8));
-  h.max_timestamp = static_cast<int64_t>(read_be(p + 35, 8));
-  h.producer_id = static_cast<int64_t>(read_be(p + 43, 8));
-  h.producer_epoch = static_cast<int16_t>(read_be(p + 51, 2));
-  h.base_sequence = static_cast<int32_t>(read_be(p + 53, 4));
-  h.record_count = static_cast<int32_t>(read_be(p + 57, 4));
+  h.crc = load_be<uint32_t>(p + 17);
+  h.attributes = load_be<int16_t>(p + 21);
+  h.last_offset_delta = load_be<int32_t>(p + 23);
+  h.base_timestamp = load_be<int64_t>(p + 27);
+  h.max_timestamp = load_be<int64_t>(p + 35);
+  h.producer_id = load_be<int64_t>(p + 43);
+  h.producer_epoch = load_be<int16_t>(p + 51);
+  h.base_sequence = load_be<int32_t>(p + 53);
+  h.record_count = load_be<int32_t>(p + 57);
   if (h.magic != kMagicV2) return corruption("record batch magic " + std::to_string(h.magic) + ", expected 2");
   if (h.batch_length < static_cast<int32_t>(kBatchHeaderBytes - kBatchLogOverheadBytes)) {
     return corruption("record batch length " + std::to_string(h.batch_length) + " below the header size");
@@ -62,45 +48,46 @@ bool batch_crc_ok(ByteView batch) {
 
 void set_base_offset(MutableByteView batch, int64_t base_offset) {
   SLUICE_ASSERT(batch.size() >= kBatchHeaderBytes);
-  write_be(batch.data(), static_cast<uint64_t>(base_offset), 8);
+  store_be<int64_t>(batch.data(), base_offset);
 }
 
 std::array<uint8_t, kBaseOffsetBytes> encode_base_offset(int64_t base_offset) {
   std::array<uint8_t, kBaseOffsetBytes> out{};
-  write_be(out.data(), static_cast<uint64_t>(base_offset), kBaseOffsetBytes);
+  static_assert(kBaseOffsetBytes == sizeof(int64_t));
+  store_be<int64_t>(out.data(), base_offset);
   return out;
 }
 
 void set_partition_leader_epoch(MutableByteView batch, int32_t epoch) {
   SLUICE_ASSERT(batch.size() >= kBatchHeaderBytes);
-  write_be(batch.data() + 12, static_cast<uint32_t>(epoch), 4);
+  store_be<int32_t>(batch.data() + 12, epoch);
 }
 
 namespace {
 
 void rewrite_crc(MutableByteView batch) {
-  write_be(batch.data() + kBatchCrcOffset, compute_batch_crc(batch), 4);
+  store_be<uint32_t>(batch.data() + kBatchCrcOffset, compute_batch_crc(batch));
 }
 
 }  // namespace
 
 void set_log_append_time(MutableByteView batch, int64_t timestamp_ms) {
   SLUICE_ASSERT(batch.size() >= kBatchHeaderBytes);
-  const uint16_t attributes = static_cast<uint16_t>(read_be(batch.data() + 21, 2)) | 0x08;
-  write_be(batch.data() + 21, attributes, 2);
-  write_be(batch.data() + 35, static_cast<uint64_t>(timestamp_ms), 8);
+  const uint16_t attributes = load_be<uint16_t>(batch.data() + 21) | 0x08;
+  store_be<uint16_t>(batch.data() + 21, attributes);
+  store_be<int64_t>(batch.data() + 35, timestamp_ms);
   rewrite_crc(batch);
 }
 
 ByteView with_create_time_max_timestamp(ByteView batch, int64_t records_max_timestamp, Bytes* storage) {
   SLUICE_ASSERT(batch.size() >= kBatchHeaderBytes);
-  const uint16_t attributes = static_cast<uint16_t>(read_be(batch.data() + 21, 2));
-  const int64_t max_timestamp = static_cast<int64_t>(read_be(batch.data() + 35, 8));
+  const uint16_t attributes = load_be<uint16_t>(batch.data() + 21);
+  const int64_t max_timestamp = load_be<int64_t>(batch.data() + 35);
   if ((attributes & 0x08) == 0 && max_timestamp == records_max_timestamp) return batch;
   storage->assign(batch.begin(), batch.end());
   MutableByteView copy(*storage);
-  write_be(copy.data() + 21, attributes & ~uint16_t{0x08}, 2);
-  write_be(copy.data() + 35, static_cast<uint64_t>(records_max_timestamp), 8);
+  store_be<uint16_t>(copy.data() + 21, attributes & ~uint16_t{0x08});
+  store_be<int64_t>(copy.data() + 35, records_max_timestamp);
   rewrite_crc(copy);
   return ByteView(*storage);
 }

@@ -319,9 +319,9 @@ Result<ReadResult> PartitionLog::read(int64_t offset, size_t max_bytes, int64_t 
   --it;
   while (it != segments_.end()) {
     std::shared_ptr<Segment> segment = it->second;  // alive across the suspensions below
-    SLUICE_ASSIGN_OR_RETURN(std::optional<uint64_t> position, segment->find_position(offset));
-    if (position.has_value()) {
-      SLUICE_ASSIGN_OR_RETURN(result.records, segment->read(*position, max_bytes, upper_bound_offset));
+    SLUICE_ASSIGN_OR_RETURN(std::optional<Bytes> records, segment->read_from(offset, max_bytes, upper_bound_offset));
+    if (records.has_value()) {
+      result.records = std::move(*records);
       return result;
     }
     // A gap at the end of this segment: the answer is the next segment's first batch. The map may have

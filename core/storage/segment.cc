@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "core/base/assert.h"
-#include "core/protocol/error_codes.h"
 #include "core/storage/log_format.h"
 
 namespace sluice::storage {
@@ -60,22 +59,6 @@ void Segment::set_config(const SegmentConfig& config) {
   time_index_->set_max_index_bytes(config.index_bytes);
 }
 
-Result<BatchHeader> Segment::header_at(uint64_t position) const {
-  if (position + kBatchHeaderBytes > size_) {
-    return corruption(log_path() + ": batch header at byte " + std::to_string(position) + " runs past the end");
-  }
-  uint8_t bytes[kBatchHeaderBytes];
-  SLUICE_ASSIGN_OR_RETURN(size_t got, log_->pread(position, MutableByteView(bytes, sizeof(bytes))));
-  if (got < sizeof(bytes)) return corruption(log_path() + ": short read at byte " + std::to_string(position));
-  Result<BatchHeader> header = parse_batch_header(ByteView(bytes, sizeof(bytes)));
-  if (!header.ok())
-    return corruption(log_path() + " at byte " + std::to_string(position) + ": " + header.status().message());
-  if (header->size_bytes() > size_ - position) {
-    return corruption(log_path() + ": batch at byte " + std::to_string(position) + " runs past the end");
-  }
-  return header;
-}
-
 Status Segment::index_batch(const BatchHeader& header, uint64_t position) {
   SLUICE_ASSERT(header.base_offset >= next_offset_);
   SLUICE_ASSERT(header.last_offset() - base_offset_ <= kMaxRelativeOffset);
@@ -112,6 +95,7 @@ Status Segment::preallocate_for(uint64_t bytes, uint64_t preallocate_bytes) {
 Status Segment::cut_file_to(uint64_t size) {
   SLUICE_ASSERT(size <= allocated_);
   ++writes_;
+  position_hints_.forget_all();
   allocated_ = size;  // even on failure: a file in doubt is never written past `size` on the belief it is longer
   return log_->truncate(size);
 }
@@ -180,6 +164,7 @@ void Segment::mark_synced(uint64_t writes) {
 
 Status Segment::reset_state() {
   ++writes_;
+  position_hints_.forget_all();
   SLUICE_TRY(offset_index_->reset());
   SLUICE_TRY(time_index_->reset());
   size_ = 0;
@@ -304,8 +289,9 @@ Status Segment::walk_tail() {
   max_timestamp_ = -1;
   offset_of_max_timestamp_ = -1;
   bytes_since_index_entry_ = 0;
+  HeaderWindow window;
   while (position < size_) {
-    SLUICE_ASSIGN_OR_RETURN(BatchHeader header, header_at(position));
+    SLUICE_ASSIGN_OR_RETURN(BatchHeader header, header_in(window, position));
     if (header.base_offset < next_offset_) return corruption(log_path() + ": offsets go backwards");
     if (header.max_timestamp > max_timestamp_) {
       max_timestamp_ = header.max_timestamp;
@@ -350,137 +336,6 @@ Status Segment::close() {
   SLUICE_TRY(offset_index_->close());
   SLUICE_TRY(time_index_->close());
   return log_->close();
-}
-
-Result<std::optional<uint64_t>> Segment::find_position(int64_t target) const {
-  if (target >= next_offset_) return std::optional<uint64_t>();
-  uint64_t position = offset_index_->lookup(target).position;
-  while (position < size_) {
-    SLUICE_ASSIGN_OR_RETURN(BatchHeader header, header_at(position));
-    if (header.last_offset() >= target) return std::optional<uint64_t>(position);
-    position += header.size_bytes();
-  }
-  return std::optional<uint64_t>();
-}
-
-Result<Bytes> Segment::read(uint64_t position, size_t max_bytes, int64_t upper_bound_offset) const {
-  SLUICE_ASSERT(position <= size_);
-  uint64_t end = position;
-  while (end < size_) {
-    SLUICE_ASSIGN_OR_RETURN(BatchHeader header, header_at(end));
-    if (header.last_offset() >= upper_bound_offset) break;
-    const bool first = end == position;
-    if (!first && end - position + header.size_bytes() > max_bytes) break;
-    end += header.size_bytes();
-  }
-  Bytes out(end - position);
-  SLUICE_ASSIGN_OR_RETURN(size_t got, log_->pread(position, out));
-  if (got != out.size()) return corruption(log_path() + ": short read at byte " + std::to_string(position));
-  SLUICE_TRY(verify_read(out, position));
-  return out;
-}
-
-// Bytes about to be served must be what was appended: a latent sector error or a misdirected write in sealed data
-// is caught here (recovery scans only from the recovery point on), and refused loudly instead of served. CRC32C
-// runs at tens of GB/s here, a small share of the copy the read already made.
-Status Segment::verify_read(ByteView bytes, uint64_t position) const {
-  for (size_t at = 0; at < bytes.size();) {
-    Result<BatchHeader> header = parse_batch_header(bytes.subspan(at));
-    const bool whole = header.ok() && at + header->size_bytes() <= bytes.size();
-    if (whole && batch_crc_ok(bytes.subspan(at, header->size_bytes()))) {
-      at += header->size_bytes();
-      continue;
-    }
-    SLUICE_PROBE("segment.read_damage_refused");
-    return Status(Code::kCorruption,
-                  log_path() + ": the batch at byte " + std::to_string(position + at) +
-                      (header.ok() ? " (offset " + std::to_string(header->base_offset) + ")" : "") +
-                      " fails its CRC on read; it is not served. Run `sluice log repair " + dir_ +
-                      "` to truncate there (the data from that batch on is lost)",
-                  wire_code(ErrorCode::kKafkaStorageError));
-  }
-  return Status::ok_status();
-}
-
-Result<std::optional<TimestampOffset>> Segment::find_offset_for_timestamp(int64_t target, int64_t min_offset) const {
-  if (max_timestamp_ < target || next_offset_ <= min_offset) return std::optional<TimestampOffset>();
-  // Every record up to the entry's offset is older than target, so the search starts after it.
-  const TimestampOffset below = time_index_->lookup_below(target);
-  const int64_t from = std::max(below.offset, min_offset);
-  SLUICE_ASSIGN_OR_RETURN(std::optional<uint64_t> start, find_position(from));
-  if (!start.has_value()) return std::optional<TimestampOffset>();
-  for (uint64_t position = *start; position < size_;) {
-    SLUICE_ASSIGN_OR_RETURN(BatchHeader header, header_at(position));
-    if (header.max_timestamp >= target && header.last_offset() >= min_offset) {
-      Bytes batch(header.size_bytes());
-      SLUICE_ASSIGN_OR_RETURN(size_t got, log_->pread(position, batch));
-      if (got != batch.size()) return corruption(log_path() + ": short read");
-      SLUICE_ASSIGN_OR_RETURN(auto found, first_record_at_or_after(batch, header, target, min_offset));
-      if (found.has_value()) return found;
-    }
-    position += header.size_bytes();
-  }
-  return std::optional<TimestampOffset>();
-}
-
-namespace {
-
-// Kafka's zigzag varint (varlong when up to 10 bytes). False when truncated or too long.
-bool read_varlong(ByteView in, size_t& at, int64_t& out) {
-  uint64_t raw = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (at >= in.size()) return false;
-    const uint8_t byte = in[at++];
-    raw |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) {
-      out = static_cast<int64_t>(raw >> 1) ^ -static_cast<int64_t>(raw & 1);
-      return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
-
-Result<std::optional<TimestampOffset>> first_record_at_or_after(ByteView batch, const BatchHeader& header,
-                                                                int64_t target, int64_t min_offset) {
-  if (header.max_timestamp < target || header.last_offset() < min_offset) return std::optional<TimestampOffset>();
-  const int64_t first = std::max(header.base_offset, min_offset);
-  if (header.log_append_time()) {
-    return std::optional<TimestampOffset>(TimestampOffset{header.max_timestamp, first});
-  }
-  if (header.compression() != Compression::kNone) {
-    SLUICE_ASSIGN_OR_RETURN(std::vector<Record> records, decode_records(batch));
-    for (const Record& record : records) {
-      if (record.offset >= min_offset && record.timestamp >= target) {
-        return std::optional<TimestampOffset>(TimestampOffset{record.timestamp, record.offset});
-      }
-    }
-    return std::optional<TimestampOffset>();
-  }
-  size_t at = kBatchHeaderBytes;
-  for (int32_t i = 0; i < header.record_count; ++i) {
-    int64_t length = 0;
-    int64_t timestamp_delta = 0;
-    int64_t offset_delta = 0;
-    if (!read_varlong(batch, at, length) || length < 1 || static_cast<uint64_t>(length) > batch.size() - at) {
-      return corruption("record " + std::to_string(i) + " of the batch at offset " +
-                        std::to_string(header.base_offset) + " is malformed");
-    }
-    const size_t next = at + static_cast<size_t>(length);
-    ++at;  // attributes
-    if (!read_varlong(batch, at, timestamp_delta) || !read_varlong(batch, at, offset_delta) || at > next) {
-      return corruption("record " + std::to_string(i) + " of the batch at offset " +
-                        std::to_string(header.base_offset) + " is malformed");
-    }
-    const int64_t offset = header.base_offset + offset_delta;
-    const int64_t timestamp = header.base_timestamp + timestamp_delta;
-    if (offset >= min_offset && timestamp >= target) {
-      return std::optional<TimestampOffset>(TimestampOffset{timestamp, offset});
-    }
-    at = next;
-  }
-  return std::optional<TimestampOffset>();
 }
 
 }  // namespace sluice::storage

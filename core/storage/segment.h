@@ -1,6 +1,7 @@
 // Segment: one `.log` of record batches plus its `.index` and `.timeindex` (docs/formats.md), covering the
 // offsets [base_offset, next_offset). Appends go to the end; reads are by file position, found through the
-// sparse offset index and a walk over batch headers.
+// sparse offset index and a walk over batch headers (read in windows, not one pread each), or through the hint a
+// previous read left where it ended (PositionHints). segment_read.cc holds the read side.
 //
 // Ownership and fibers: a PartitionLog owns its segments through shared_ptr, so that a reader that suspended
 // inside a pread keeps a segment alive while it is dropped from the map. Mutating calls (append, truncate_to,
@@ -20,6 +21,7 @@
 #include "core/base/result.h"
 #include "core/env/env.h"
 #include "core/storage/offset_index.h"
+#include "core/storage/position_hints.h"
 #include "core/storage/record_batch.h"
 #include "core/storage/time_index.h"
 
@@ -97,8 +99,12 @@ class Segment {
   // Position of the first batch whose last offset >= target; nullopt when there is none in this segment.
   Result<std::optional<uint64_t>> find_position(int64_t target) const;
   // Whole batches from `position`: at least one (even above max_bytes), then as many as fit, none whose last
-  // offset is >= upper_bound_offset. Empty when the first one already reaches the bound.
+  // offset is >= upper_bound_offset. Empty when the first one already reaches the bound. Every batch served
+  // passed its CRC (else kCorruption with KAFKA_STORAGE_ERROR). Leaves a hint where it ended.
   Result<Bytes> read(uint64_t position, size_t max_bytes, int64_t upper_bound_offset) const;
+  // read() from the batch holding `offset` (find_position); nullopt when no batch here holds it or a later one.
+  Result<std::optional<Bytes>> read_from(int64_t offset, size_t max_bytes, int64_t upper_bound_offset) const;
+  const PositionHints& position_hints() const { return position_hints_; }
   // The first record at an offset >= min_offset whose timestamp >= target; nullopt when there is none here.
   Result<std::optional<TimestampOffset>> find_offset_for_timestamp(int64_t target, int64_t min_offset) const;
 
@@ -129,14 +135,27 @@ class Segment {
 
   Segment(Env env, std::string dir, int64_t base_offset, const SegmentConfig& config);
   Status open_files(OpenMode mode);
-  Result<BatchHeader> header_at(uint64_t position) const;
+  // The bytes of the .log that a header walk has read ahead: [start, start + bytes.size()).
+  struct HeaderWindow {
+    uint64_t start = 0;
+    Bytes bytes;
+  };
+  Result<BatchHeader> header_at(uint64_t position) const;  // one pread
+  // The header at `position`, from `window` when it holds it, else after refilling it from there on.
+  Result<BatchHeader> header_in(HeaderWindow& window, uint64_t position) const;
+  // Parses the header `bytes` start with, found at `position`: kCorruption (naming the file and byte) when it
+  // does not parse or its batch runs past size_.
+  Result<BatchHeader> checked_header(ByteView bytes, uint64_t position) const;
+  // read() that also reports the first batch served (nullopt when none), for read_from's check.
+  Result<Bytes> read_batches(uint64_t position, size_t max_bytes, int64_t upper_bound_offset,
+                             std::optional<BatchHeader>* first) const;
   // Index maintenance for one batch that now sits at `position` (append and recovery share it).
   Status index_batch(const BatchHeader& header, uint64_t position);
   Status rollback(uint64_t size, int64_t next_offset, Status cause);
   // Extends the .log ahead of a write of `bytes` (see append). A failure is not the append's: the write goes on
   // without (a full disk then refuses the write itself).
   Status preallocate_for(uint64_t bytes, uint64_t preallocate_bytes);
-  Status cut_file_to(uint64_t size);  // truncates the .log, keeping allocated_ true
+  Status cut_file_to(uint64_t size);  // truncates the .log, keeping allocated_ true; forgets the position hints
   Status walk_tail();
   Status reset_state();
   std::string path(std::string_view suffix) const;
@@ -160,6 +179,7 @@ class Segment {
   int64_t roll_jitter_ms_ = 0;
   uint64_t writes_ = 0;         // mutations of any of the three files
   uint64_t synced_writes_ = 0;  // writes_ as of the start of the last successful flush
+  mutable PositionHints position_hints_;  // reads leave them; cut_file_to and reset_state forget them
 };
 
 // Scans the batches of a .log file from byte 0 with the checks recover() makes, calling `on_batch` for each

@@ -1,0 +1,254 @@
+// Segment's read side: finding a batch by offset, serving whole batches with their CRCs checked, and the timestamp
+// search. Reads pread spans, not headers one by one: a fetch used to cost about 16 preads of 61 bytes.
+#include <algorithm>
+
+#include "core/base/assert.h"
+#include "core/protocol/error_codes.h"
+#include "core/storage/segment.h"
+
+namespace sluice::storage {
+namespace {
+
+// A header walk reads this much ahead: the sparse index puts an entry every index.interval.bytes (4 KiB by
+// default), so a walk from one usually ends within one window.
+constexpr uint64_t kHeaderWindowBytes = 8 * 1024;
+
+}  // namespace
+
+Result<BatchHeader> Segment::checked_header(ByteView bytes, uint64_t position) const {
+  SLUICE_ASSERT(position < size_);
+  Result<BatchHeader> header = parse_batch_header(bytes);
+  if (!header.ok()) {
+    return corruption(log_path() + " at byte " + std::to_string(position) + ": " + header.status().message());
+  }
+  if (header->size_bytes() > size_ - position) {
+    return corruption(log_path() + ": batch at byte " + std::to_string(position) + " runs past the end");
+  }
+  return header;
+}
+
+Result<BatchHeader> Segment::header_at(uint64_t position) const {
+  if (position + kBatchHeaderBytes > size_) {
+    return corruption(log_path() + ": batch header at byte " + std::to_string(position) + " runs past the end");
+  }
+  uint8_t bytes[kBatchHeaderBytes];
+  SLUICE_ASSIGN_OR_RETURN(size_t got, log_->pread(position, MutableByteView(bytes, sizeof(bytes))));
+  if (got < sizeof(bytes)) return corruption(log_path() + ": short read at byte " + std::to_string(position));
+  return checked_header(ByteView(bytes, sizeof(bytes)), position);
+}
+
+Result<BatchHeader> Segment::header_in(HeaderWindow& window, uint64_t position) const {
+  if (position + kBatchHeaderBytes > size_) {
+    return corruption(log_path() + ": batch header at byte " + std::to_string(position) + " runs past the end");
+  }
+  const bool inside =
+      position >= window.start && position - window.start + kBatchHeaderBytes <= window.bytes.size();
+  if (!inside) {
+    window.start = position;
+    window.bytes.resize(std::min(kHeaderWindowBytes, size_ - position));
+    SLUICE_ASSIGN_OR_RETURN(size_t got, log_->pread(position, window.bytes));
+    if (got < window.bytes.size()) {
+      return corruption(log_path() + ": short read at byte " + std::to_string(position));
+    }
+  }
+  SLUICE_ASSERT(position >= window.start);
+  SLUICE_ASSERT(position - window.start + kBatchHeaderBytes <= window.bytes.size());
+  return checked_header(ByteView(window.bytes).subspan(position - window.start), position);
+}
+
+Result<std::optional<uint64_t>> Segment::find_position(int64_t target) const {
+  if (target >= next_offset_) return std::optional<uint64_t>();
+  if (const std::optional<uint64_t> hinted = position_hints_.find(target); hinted.has_value()) {
+    // target < next_offset_, so a batch holding target or later was appended behind the hinted boundary.
+    SLUICE_ASSERT(*hinted < size_);
+    SLUICE_ASSERT(*hinted >= offset_index_->lookup(target).position);
+    return hinted;
+  }
+  HeaderWindow window;
+  uint64_t position = offset_index_->lookup(target).position;
+  while (position < size_) {
+    SLUICE_ASSIGN_OR_RETURN(BatchHeader header, header_in(window, position));
+    if (header.last_offset() >= target) return std::optional<uint64_t>(position);
+    position += header.size_bytes();
+  }
+  return std::optional<uint64_t>();
+}
+
+Result<Bytes> Segment::read(uint64_t position, size_t max_bytes, int64_t upper_bound_offset) const {
+  std::optional<BatchHeader> first;
+  return read_batches(position, max_bytes, upper_bound_offset, &first);
+}
+
+// One pread of the span the answer can cover (max_bytes, or the first batch whole), then a walk over its headers
+// in memory. The bytes past the answer's last batch are read and dropped: at most a batch, or what lies above
+// upper_bound_offset.
+Result<Bytes> Segment::read_batches(uint64_t position, size_t max_bytes, int64_t upper_bound_offset,
+                                    std::optional<BatchHeader>* first) const {
+  SLUICE_ASSERT(position <= size_);
+  const uint64_t generation = position_hints_.generation();
+  const uint64_t available = size_ - position;
+  Bytes out(std::min<uint64_t>(available, std::max<uint64_t>(max_bytes, kBatchHeaderBytes)));
+  SLUICE_ASSIGN_OR_RETURN(size_t got, log_->pread(position, out));
+  if (got != out.size()) return corruption(log_path() + ": short read at byte " + std::to_string(position));
+  uint64_t end = 0;  // relative to position: the answer is out[0, end)
+  int64_t last_offset = -1;
+  while (end < available) {
+    if (end + kBatchHeaderBytes > out.size()) {
+      // Past max_bytes, so no batch starting here fits; unless the whole rest was read and a header is cut.
+      if (out.size() < available) break;
+      return corruption(log_path() + ": batch header at byte " + std::to_string(position + end) +
+                        " runs past the end");
+    }
+    SLUICE_ASSIGN_OR_RETURN(BatchHeader header, checked_header(ByteView(out).subspan(end), position + end));
+    if (header.last_offset() >= upper_bound_offset) break;
+    if (end == 0) {
+      *first = header;
+      if (header.size_bytes() > out.size()) {
+        // The first batch is served whole even above max_bytes: read the rest of it.
+        const size_t had = out.size();
+        out.resize(header.size_bytes());
+        SLUICE_ASSIGN_OR_RETURN(got, log_->pread(position + had, MutableByteView(out).subspan(had)));
+        if (got != out.size() - had) {
+          return corruption(log_path() + ": short read at byte " + std::to_string(position + had));
+        }
+      }
+    } else if (end + header.size_bytes() > max_bytes || end + header.size_bytes() > out.size()) {
+      SLUICE_ASSERT(end + header.size_bytes() > max_bytes);  // the span holds every batch within max_bytes
+      break;
+    }
+    end += header.size_bytes();
+    last_offset = header.last_offset();
+  }
+  SLUICE_ASSERT(end <= out.size());
+  SLUICE_ASSERT(end <= available);
+  out.resize(end);
+  SLUICE_TRY(verify_read(out, position));
+  // A cut while this fiber was suspended in a pread would have moved the boundary: then no hint.
+  if (end > 0 && generation == position_hints_.generation()) {
+    position_hints_.remember(last_offset + 1, position + end);
+  }
+  return out;
+}
+
+Result<std::optional<Bytes>> Segment::read_from(int64_t offset, size_t max_bytes, int64_t upper_bound_offset) const {
+  SLUICE_ASSIGN_OR_RETURN(std::optional<uint64_t> position, find_position(offset));
+  if (!position.has_value()) return std::optional<Bytes>();
+  std::optional<BatchHeader> first;
+  SLUICE_ASSIGN_OR_RETURN(Bytes bytes, read_batches(*position, max_bytes, upper_bound_offset, &first));
+  // The position (walked or hinted) must hold the offset asked for. A base offset is outside the CRC, so damage
+  // there is refused as the CRC check refuses damage elsewhere.
+  if (first.has_value() && first->last_offset() < offset) {
+    return Status(Code::kCorruption,
+                  log_path() + ": the batch at byte " + std::to_string(*position) + " ends at offset " +
+                      std::to_string(first->last_offset()) + ", before " + std::to_string(offset) +
+                      ", where the index or a previous read placed it; it is not served",
+                  wire_code(ErrorCode::kKafkaStorageError));
+  }
+  return std::optional<Bytes>(std::move(bytes));
+}
+
+// Bytes about to be served must be what was appended: a latent sector error or a misdirected write in sealed data
+// is caught here (recovery scans only from the recovery point on), and refused loudly instead of served. CRC32C
+// runs at tens of GB/s here, a small share of the copy the read already made.
+Status Segment::verify_read(ByteView bytes, uint64_t position) const {
+  for (size_t at = 0; at < bytes.size();) {
+    Result<BatchHeader> header = parse_batch_header(bytes.subspan(at));
+    const bool whole = header.ok() && at + header->size_bytes() <= bytes.size();
+    if (whole && batch_crc_ok(bytes.subspan(at, header->size_bytes()))) {
+      at += header->size_bytes();
+      continue;
+    }
+    SLUICE_PROBE("segment.read_damage_refused");
+    return Status(Code::kCorruption,
+                  log_path() + ": the batch at byte " + std::to_string(position + at) +
+                      (header.ok() ? " (offset " + std::to_string(header->base_offset) + ")" : "") +
+                      " fails its CRC on read; it is not served. Run `sluice log repair " + dir_ +
+                      "` to truncate there (the data from that batch on is lost)",
+                  wire_code(ErrorCode::kKafkaStorageError));
+  }
+  return Status::ok_status();
+}
+
+Result<std::optional<TimestampOffset>> Segment::find_offset_for_timestamp(int64_t target, int64_t min_offset) const {
+  if (max_timestamp_ < target || next_offset_ <= min_offset) return std::optional<TimestampOffset>();
+  // Every record up to the entry's offset is older than target, so the search starts after it.
+  const TimestampOffset below = time_index_->lookup_below(target);
+  const int64_t from = std::max(below.offset, min_offset);
+  SLUICE_ASSIGN_OR_RETURN(std::optional<uint64_t> start, find_position(from));
+  if (!start.has_value()) return std::optional<TimestampOffset>();
+  HeaderWindow window;
+  for (uint64_t position = *start; position < size_;) {
+    SLUICE_ASSIGN_OR_RETURN(BatchHeader header, header_in(window, position));
+    if (header.max_timestamp >= target && header.last_offset() >= min_offset) {
+      Bytes batch(header.size_bytes());
+      SLUICE_ASSIGN_OR_RETURN(size_t got, log_->pread(position, batch));
+      if (got != batch.size()) return corruption(log_path() + ": short read");
+      SLUICE_ASSIGN_OR_RETURN(auto found, first_record_at_or_after(batch, header, target, min_offset));
+      if (found.has_value()) return found;
+    }
+    position += header.size_bytes();
+  }
+  return std::optional<TimestampOffset>();
+}
+
+namespace {
+
+// Kafka's zigzag varint (varlong when up to 10 bytes). False when truncated or too long.
+bool read_varlong(ByteView in, size_t& at, int64_t& out) {
+  uint64_t raw = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (at >= in.size()) return false;
+    const uint8_t byte = in[at++];
+    raw |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) {
+      out = static_cast<int64_t>(raw >> 1) ^ -static_cast<int64_t>(raw & 1);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<std::optional<TimestampOffset>> first_record_at_or_after(ByteView batch, const BatchHeader& header,
+                                                                int64_t target, int64_t min_offset) {
+  if (header.max_timestamp < target || header.last_offset() < min_offset) return std::optional<TimestampOffset>();
+  const int64_t first = std::max(header.base_offset, min_offset);
+  if (header.log_append_time()) {
+    return std::optional<TimestampOffset>(TimestampOffset{header.max_timestamp, first});
+  }
+  if (header.compression() != Compression::kNone) {
+    SLUICE_ASSIGN_OR_RETURN(std::vector<Record> records, decode_records(batch));
+    for (const Record& record : records) {
+      if (record.offset >= min_offset && record.timestamp >= target) {
+        return std::optional<TimestampOffset>(TimestampOffset{record.timestamp, record.offset});
+      }
+    }
+    return std::optional<TimestampOffset>();
+  }
+  size_t at = kBatchHeaderBytes;
+  for (int32_t i = 0; i < header.record_count; ++i) {
+    int64_t length = 0;
+    int64_t timestamp_delta = 0;
+    int64_t offset_delta = 0;
+    if (!read_varlong(batch, at, length) || length < 1 || static_cast<uint64_t>(length) > batch.size() - at) {
+      return corruption("record " + std::to_string(i) + " of the batch at offset " +
+                        std::to_string(header.base_offset) + " is malformed");
+    }
+    const size_t next = at + static_cast<size_t>(length);
+    ++at;  // attributes
+    if (!read_varlong(batch, at, timestamp_delta) || !read_varlong(batch, at, offset_delta) || at > next) {
+      return corruption("record " + std::to_string(i) + " of the batch at offset " +
+                        std::to_string(header.base_offset) + " is malformed");
+    }
+    const int64_t offset = header.base_offset + offset_delta;
+    const int64_t timestamp = header.base_timestamp + timestamp_delta;
+    if (offset >= min_offset && timestamp >= target) {
+      return std::optional<TimestampOffset>(TimestampOffset{timestamp, offset});
+    }
+    at = next;
+  }
+  return std::optional<TimestampOffset>();
+}
+
+}  // namespace sluice::storage
