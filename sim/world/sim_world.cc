@@ -1,5 +1,6 @@
 #include "sim/world/sim_world.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
@@ -14,6 +15,7 @@ constexpr uint64_t kScheduleStream = 1;
 constexpr uint64_t kFaultStream = 2;
 constexpr uint64_t kNetworkStream = 3;
 constexpr uint64_t kNodeStreamBase = 1000;
+constexpr size_t kCompactAbove = 4096;  // cancelled heap entries tolerated beyond the live ones
 
 }  // namespace
 
@@ -30,11 +32,26 @@ EventId SimWorld::schedule_at(Instant at, NodeId node, EventKind kind, std::func
   SLUICE_ASSERT(action != nullptr);
   if (at < now_) at = now_;
   const uint64_t sequence = next_sequence_++;
-  const Key key{at, sequence};
-  auto [it, inserted] = queue_.emplace(key, Event{node, kind, std::move(action)});
-  SLUICE_ASSERT(inserted);
-  by_id_.emplace(sequence, key);
-  return sequence;
+  SLUICE_ASSERT(sequence < (uint64_t{1} << kSlotShift));
+  uint32_t slot = 0;
+  if (free_slots_.empty()) {
+    SLUICE_ASSERT(slots_.size() < UINT32_MAX);
+    slot = static_cast<uint32_t>(slots_.size());
+    slots_.emplace_back();
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  Slot& event = slots_[slot];
+  SLUICE_ASSERT(event.sequence == 0);
+  event.sequence = sequence;
+  event.node = node;
+  event.kind = kind;
+  event.action = std::move(action);
+  heap_.push_back(HeapEntry{at, sequence, slot});
+  std::push_heap(heap_.begin(), heap_.end(), HeapAfter{});
+  ++live_events_;
+  return event_id(slot, sequence);
 }
 
 EventId SimWorld::schedule_after(Duration delay, NodeId node, EventKind kind, std::function<void()> action) {
@@ -42,28 +59,51 @@ EventId SimWorld::schedule_after(Duration delay, NodeId node, EventKind kind, st
   return schedule_at(now_ + delay, node, kind, std::move(action));
 }
 
+void SimWorld::free_slot(uint32_t slot) {
+  Slot& event = slots_[slot];
+  SLUICE_ASSERT(event.sequence != 0);
+  event.sequence = 0;
+  event.action = nullptr;
+  free_slots_.push_back(slot);
+  SLUICE_ASSERT(live_events_ > 0);
+  --live_events_;
+}
+
 bool SimWorld::cancel(EventId id) {
-  auto found = by_id_.find(id);
-  if (found == by_id_.end()) return false;
-  const size_t erased = queue_.erase(found->second);
-  SLUICE_ASSERT(erased == 1);
-  by_id_.erase(found);
+  const uint64_t slot = id >> kSlotShift;
+  const uint64_t sequence = id & ((uint64_t{1} << kSlotShift) - 1);
+  if (sequence == 0 || slot >= slots_.size() || slots_[slot].sequence != sequence) return false;
+  free_slot(static_cast<uint32_t>(slot));
+  // Cancelled timers far in the future (session timeouts) would otherwise pile up in the heap until they surface.
+  if (heap_.size() > 2 * live_events_ + kCompactAbove) {
+    std::erase_if(heap_, [this](const HeapEntry& e) { return slots_[e.slot].sequence != e.sequence; });
+    std::make_heap(heap_.begin(), heap_.end(), HeapAfter{});
+    SLUICE_ASSERT(heap_.size() == live_events_);
+  }
   return true;
 }
 
 size_t SimWorld::cancel_node_events(NodeId node) {
   SLUICE_ASSERT(node != kWorldNode);
   size_t cancelled = 0;
-  for (auto it = queue_.begin(); it != queue_.end();) {
-    if (it->second.node == node) {
-      by_id_.erase(it->first.sequence);
-      it = queue_.erase(it);
+  for (uint32_t slot = 0; slot < slots_.size(); ++slot) {
+    if (slots_[slot].sequence != 0 && slots_[slot].node == node) {
+      free_slot(slot);
       ++cancelled;
-    } else {
-      ++it;
     }
   }
   return cancelled;
+}
+
+const SimWorld::HeapEntry* SimWorld::next_event() {
+  while (!heap_.empty()) {
+    const HeapEntry& top = heap_.front();
+    if (slots_[top.slot].sequence == top.sequence) return &top;
+    std::pop_heap(heap_.begin(), heap_.end(), HeapAfter{});  // cancelled: its slot is free or reused
+    heap_.pop_back();
+  }
+  SLUICE_ASSERT(live_events_ == 0);
+  return nullptr;
 }
 
 void SimWorld::attach(NodeId node, Scheduler& scheduler) {
@@ -98,24 +138,28 @@ bool SimWorld::run_ready_fiber() {
 }
 
 void SimWorld::run_next_event() {
-  SLUICE_ASSERT(!queue_.empty());
-  auto it = queue_.begin();
-  const Key key = it->first;
-  Event event = std::move(it->second);
-  queue_.erase(it);
-  by_id_.erase(key.sequence);
-  SLUICE_ASSERT(key.at >= now_);
-  now_ = key.at;
+  const HeapEntry* next = next_event();
+  SLUICE_ASSERT(next != nullptr);
+  const HeapEntry entry = *next;
+  std::pop_heap(heap_.begin(), heap_.end(), HeapAfter{});
+  heap_.pop_back();
+  Slot& slot = slots_[entry.slot];
+  const NodeId node = slot.node;
+  const EventKind kind = slot.kind;
+  std::function<void()> action = std::move(slot.action);
+  free_slot(entry.slot);
+  SLUICE_ASSERT(entry.at >= now_);
+  now_ = entry.at;
   ++events_run_;
   trace(static_cast<uint64_t>(now_.time_since_epoch().count()));
-  trace((key.sequence << 8) ^ (static_cast<uint64_t>(event.node) << 40) ^ static_cast<uint64_t>(event.kind));
-  event.action();
-  if (event_observer_) event_observer_(key.at, key.sequence, event.node, event.kind, trace_hash_);
+  trace((entry.sequence << 8) ^ (static_cast<uint64_t>(node) << 40) ^ static_cast<uint64_t>(kind));
+  action();
+  if (event_observer_) event_observer_(entry.at, entry.sequence, node, kind, trace_hash_);
 }
 
 bool SimWorld::step() {
   if (run_ready_fiber()) return true;
-  if (queue_.empty()) return false;
+  if (next_event() == nullptr) return false;
   run_next_event();
   return true;
 }
@@ -123,7 +167,8 @@ bool SimWorld::step() {
 void SimWorld::run_until(Instant deadline) {
   for (;;) {
     if (run_ready_fiber()) continue;
-    if (queue_.empty() || queue_.begin()->first.at > deadline) break;
+    const HeapEntry* next = next_event();
+    if (next == nullptr || next->at > deadline) break;
     run_next_event();
   }
   if (now_ < deadline) now_ = deadline;
@@ -133,7 +178,8 @@ bool SimWorld::run_until(const std::function<bool()>& done, Instant deadline) {
   for (;;) {
     if (done()) return true;
     if (run_ready_fiber()) continue;
-    if (queue_.empty() || queue_.begin()->first.at > deadline) break;
+    const HeapEntry* next = next_event();
+    if (next == nullptr || next->at > deadline) break;
     run_next_event();
   }
   if (now_ < deadline) now_ = deadline;

@@ -78,28 +78,47 @@ class SimWorld {
   uint64_t trace_hash() const { return trace_hash_; }
   uint64_t events_run() const { return events_run_; }
   uint64_t fiber_steps() const { return fiber_steps_; }
-  size_t pending_events() const { return queue_.size(); }
+  size_t pending_events() const { return live_events_; }
 
  private:
-  struct Key {
+  // The queue is a binary min-heap of (time, sequence) over slots that hold the events: the same order as a sorted
+  // map, without a tree node per event. A cancelled event's slot is freed at once and its heap entry skipped when
+  // it surfaces (its slot then holds another sequence, or none).
+  struct HeapEntry {
     Instant at;
     uint64_t sequence;
-    auto operator<=>(const Key&) const = default;
+    uint32_t slot;
   };
-  struct Event {
-    NodeId node;
-    EventKind kind;
+  struct HeapAfter {  // std::*_heap keep the greatest on top; this puts the earliest there
+    bool operator()(const HeapEntry& a, const HeapEntry& b) const {
+      return a.at != b.at ? a.at > b.at : a.sequence > b.sequence;
+    }
+  };
+  struct Slot {
+    uint64_t sequence = 0;  // 0: free
+    NodeId node = kWorldNode;
+    EventKind kind = EventKind::kTimer;
     std::function<void()> action;
   };
+  // An EventId names its slot and sequence, so cancel finds the slot without a map.
+  static constexpr int kSlotShift = 40;
+  static EventId event_id(uint32_t slot, uint64_t sequence) {
+    return (static_cast<uint64_t>(slot) << kSlotShift) | sequence;
+  }
 
   bool run_ready_fiber();
   void run_next_event();
+  // The earliest pending event's heap entry, after dropping cancelled ones from the top; null when none.
+  const HeapEntry* next_event();
+  void free_slot(uint32_t slot);
 
   uint64_t seed_;
   Instant now_{};
   uint64_t next_sequence_ = 1;
-  std::map<Key, Event> queue_;
-  std::map<EventId, Key> by_id_;  // EventId == sequence
+  std::vector<HeapEntry> heap_;
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_slots_;
+  size_t live_events_ = 0;
   Random schedule_rng_;
   Random fault_rng_;
   Random network_rng_;
