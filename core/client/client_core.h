@@ -79,7 +79,9 @@ class ClientCore {
   Status refresh_brokers();
   void absorb(const ClusterInfo& info, const std::vector<std::string>& asked, uint64_t epoch);
   bool fresh(const std::string& topic) const;
-  Result<TopicInfo> cached_topic(const std::string& name) const;
+  // The cache's entry (valid until the cache changes: use it before suspending), or kUnknownTopicOrPartition.
+  Result<const TopicInfo*> cached_topic(const std::string& name) const;
+  Status refresh_if_stale(const std::string& name);
 
   struct CachedTopic {
     TopicInfo info;
