@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/base/assert.h"
 #include "sim/workload/workload_internal.h"
 
@@ -21,8 +23,18 @@ std::string_view workload_kind_name(WorkloadSpec::Kind kind) {
 Bytes make_value(const std::string& process, uint64_t n, int bytes, Random& random) {
   std::string text = fmt::format("{}#{}|", process, n);
   static constexpr char kFiller[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-  while (text.size() < static_cast<size_t>(bytes)) text += kFiller[random.uniform(sizeof(kFiller) - 1)];
-  return Bytes(text.begin(), text.end());
+  constexpr uint64_t kBase = sizeof(kFiller) - 1;
+  constexpr int kDigitsPerDraw = 12;  // 36^12 < 2^64: twelve filler characters from one draw, not one each
+  Bytes value(text.begin(), text.end());
+  value.reserve(std::max(value.size(), static_cast<size_t>(bytes)));
+  while (value.size() < static_cast<size_t>(bytes)) {
+    uint64_t draw = random.next_u64();
+    for (int i = 0; i < kDigitsPerDraw && value.size() < static_cast<size_t>(bytes); ++i) {
+      value.push_back(static_cast<uint8_t>(kFiller[draw % kBase]));
+      draw /= kBase;
+    }
+  }
+  return value;
 }
 
 int32_t partition_count(const WorkloadContext& ctx, const std::string& topic) {
