@@ -109,6 +109,7 @@ void Analysis::index_ops() {
 }
 
 int Analysis::incarnation(const std::string& topic, int32_t partition, Instant t) const {
+  if (deletions_.empty()) return 0;  // the common case, without building a key per call
   auto found = deletions_.find({topic, partition});
   if (found == deletions_.end()) return 0;
   return static_cast<int>(std::count_if(found->second.begin(), found->second.end(), [t](Instant d) { return d <= t; }));
@@ -121,6 +122,7 @@ std::optional<PartitionKey> Analysis::key_of(const Operation& op) const {
 }
 
 bool Analysis::deleted_after(const std::string& topic, int32_t partition, Instant t) const {
+  if (deletions_.empty()) return false;
   auto found = deletions_.find({topic, partition});
   if (found == deletions_.end()) return false;
   return std::any_of(found->second.begin(), found->second.end(), [t](Instant d) { return d > t; });

@@ -26,66 +26,77 @@ struct LogStartSeen {
   const Operation* op = nullptr;
 };
 
-std::vector<LogStartSeen> log_starts(const Analysis& a, const PartitionKey& key) {
-  std::vector<LogStartSeen> seen;
+// Every log start a client learned of the topic's partitions, by partition key, in history order. One pass over
+// the operations for all partitions (a pass per partition made the checker quadratic in long runs).
+std::map<PartitionKey, std::vector<LogStartSeen>> log_starts(const Analysis& a, const TopicFacts& facts) {
+  std::map<PartitionKey, std::vector<LogStartSeen>> seen;
   for (const Operation& op : a.ctx().history.ops()) {
-    if (op.tp.topic != key.topic || op.tp.partition != key.partition || !op.completed) continue;
-    if (a.key_of(op) != key) continue;
+    if (op.tp.topic != facts.name || op.tp.partition < 0 || op.tp.partition >= facts.partitions || !op.completed) {
+      continue;
+    }
     const bool fetch = (op.kind == OpKind::kFetch || op.kind == OpKind::kFinalRead) && op.log_start_offset >= 0;
     const bool earliest = op.kind == OpKind::kListOffsets && op.outcome == Outcome::kOk &&
                           op.offset == client::kEarliestTimestamp;
-    if (fetch || earliest) seen.push_back({earliest ? op.result_offset : op.log_start_offset, op.completed_at, &op});
+    if (!fetch && !earliest) continue;
+    const std::optional<PartitionKey> key = a.key_of(op);
+    if (!key) continue;
+    seen[*key].push_back({earliest ? op.result_offset : op.log_start_offset, op.completed_at, &op});
   }
   return seen;
 }
 
 void check_never_evicts_unexpired(const Analysis& a, const TopicFacts& facts, CheckReport& report) {
-  for (int32_t p = 0; p < facts.partitions; ++p) {
-    std::map<int, std::vector<const Write*>> by_incarnation;
-    for (const Write& w : a.writes()) {
-      if (w.op->tp.topic == facts.name && w.op->tp.partition == p && w.acked() && w.offset() >= 0) {
-        if (const std::optional<PartitionKey> key = a.key_of(*w.op)) by_incarnation[key->incarnation].push_back(&w);
-      }
-    }
-    for (auto& [incarnation, writes] : by_incarnation) {
-      std::sort(writes.begin(), writes.end(), [](const Write* x, const Write* y) { return x->offset() < y->offset(); });
-      const PartitionKey key{facts.name, p, incarnation};
-      int64_t judged = -1;  // a log start already judged: later sightings of it only find the records older
-      for (const LogStartSeen& seen : log_starts(a, key)) {
-        if (seen.log_start <= judged) continue;
-        judged = seen.log_start;
-        const int64_t cut = a.delete_records_cut_before(key, seen.at);
-        const int64_t retention = a.config_range(facts.name, "retention.ms", facts.retention_ms, seen.at).first;
-        const int64_t now_ms = a.max_wall_ms(Instant{}, seen.at);
-        for (const Write* w : writes) {
-          if (w->offset() >= seen.log_start) break;
-          if (w->offset() < cut || w->op->completed_at > seen.at) continue;
-          if (a.truncated_between(facts.name, p, w->offset(), w->op->completed_at, seen.at)) continue;
-          const int64_t batch_max = w->record().batch_max_timestamp_ms;
-          if (retention != INT64_MAX && batch_max < now_ms - retention) continue;
-          report_violation(report, "retention-unexpired",
-                           fmt::format("{} saw log start {} of {}, past offset {} written at {} ms by {}; the broker's "
-                                       "clock was at most {} ms and retention.ms {}",
-                                       describe(*seen.op), seen.log_start, key.to_string(), w->offset(), batch_max,
-                                       describe(*w->op), now_ms, retention == INT64_MAX ? -1 : retention));
-          break;
-        }
+  std::map<PartitionKey, std::vector<const Write*>> writes_by_key;
+  for (const Write& w : a.writes()) {
+    const TopicPartitionId& tp = w.op->tp;
+    if (tp.topic != facts.name || tp.partition < 0 || tp.partition >= facts.partitions) continue;
+    if (!w.acked() || w.offset() < 0) continue;
+    if (const std::optional<PartitionKey> key = a.key_of(*w.op)) writes_by_key[*key].push_back(&w);
+  }
+  const std::map<PartitionKey, std::vector<LogStartSeen>> starts = log_starts(a, facts);
+  for (auto& [key, writes] : writes_by_key) {
+    const auto seen_of_key = starts.find(key);
+    if (seen_of_key == starts.end()) continue;
+    std::sort(writes.begin(), writes.end(), [](const Write* x, const Write* y) { return x->offset() < y->offset(); });
+    const int32_t p = key.partition;
+    int64_t judged = -1;  // a log start already judged: later sightings of it only find the records older
+    for (const LogStartSeen& seen : seen_of_key->second) {
+      if (seen.log_start <= judged) continue;
+      judged = seen.log_start;
+      const int64_t cut = a.delete_records_cut_before(key, seen.at);
+      const int64_t retention = a.config_range(facts.name, "retention.ms", facts.retention_ms, seen.at).first;
+      const int64_t now_ms = a.max_wall_ms(Instant{}, seen.at);
+      for (const Write* w : writes) {
+        if (w->offset() >= seen.log_start) break;
+        if (w->offset() < cut || w->op->completed_at > seen.at) continue;
+        if (a.truncated_between(facts.name, p, w->offset(), w->op->completed_at, seen.at)) continue;
+        const int64_t batch_max = w->record().batch_max_timestamp_ms;
+        if (retention != INT64_MAX && batch_max < now_ms - retention) continue;
+        report_violation(report, "retention-unexpired",
+                         fmt::format("{} saw log start {} of {}, past offset {} written at {} ms by {}; the broker's "
+                                     "clock was at most {} ms and retention.ms {}",
+                                     describe(*seen.op), seen.log_start, key.to_string(), w->offset(), batch_max,
+                                     describe(*w->op), now_ms, retention == INT64_MAX ? -1 : retention));
+        break;
       }
     }
   }
 }
 
-// For each partition: offset -> the greatest batch max timestamp of the acknowledged writes at or below it.
-std::map<PartitionKey, std::map<int64_t, int64_t>> prefix_max_timestamps(const Analysis& a, const TopicFacts& facts) {
-  std::map<PartitionKey, std::map<int64_t, int64_t>> by_offset;
+// For each partition, sorted by offset: (offset, the greatest batch max timestamp of the acknowledged writes at or
+// below it). Vectors sorted once, not a tree node per write.
+using PrefixMaxTimestamps = std::map<PartitionKey, std::vector<std::pair<int64_t, int64_t>>>;
+
+PrefixMaxTimestamps prefix_max_timestamps(const Analysis& a, const TopicFacts& facts) {
+  PrefixMaxTimestamps by_offset;
   for (const Write& w : a.writes()) {
     if (w.op->tp.topic != facts.name || !w.acked() || w.offset() < 0) continue;
     const std::optional<PartitionKey> key = a.key_of(*w.op);
     if (!key) continue;
-    int64_t& ts = by_offset[*key][w.offset()];
-    ts = std::max(ts, w.record().batch_max_timestamp_ms);
+    by_offset[*key].emplace_back(w.offset(), w.record().batch_max_timestamp_ms);
   }
   for (auto& [key, offsets] : by_offset) {
+    std::sort(offsets.begin(), offsets.end());
     int64_t running = INT64_MIN;
     for (auto& [offset, ts] : offsets) {
       running = std::max(running, ts);
@@ -117,8 +128,10 @@ void check_no_expired_readable(const Analysis& a, const TopicFacts& facts, Check
     if (!read_key) continue;
     auto partition = prefix.find(*read_key);
     if (partition != prefix.end()) {
-      auto before = partition->second.lower_bound(first.offset);
-      if (before != partition->second.begin() && std::prev(before)->second >= expired_before) continue;
+      const auto& offsets = partition->second;
+      const std::pair<int64_t, int64_t> at(first.offset, INT64_MIN);
+      auto before = std::lower_bound(offsets.begin(), offsets.end(), at);
+      if (before != offsets.begin() && std::prev(before)->second >= expired_before) continue;
     }
     report_violation(report, "retention-expired-readable",
                      fmt::format("{} returned offset {} whose batch's max timestamp {} ms was past retention.ms {} "
