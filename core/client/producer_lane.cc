@@ -171,6 +171,13 @@ void Producer::State::fail_attempt(Lane& lane, const BatchPtr& batch, int16_t er
 
 void Producer::State::expire_queued(Lane& lane) {
   const Instant now = env.clock.now();
+  // Usually nothing expired: then the queue stays as it is, without rebuilding it (a deque allocates when made).
+  const bool none_expired =
+      std::none_of(lane.queued.begin(), lane.queued.end(), [now](const BatchPtr& b) { return now >= b->deadline; });
+  if (none_expired) {
+    lane.retry_insert = std::min(lane.retry_insert, lane.queued.size());
+    return;
+  }
   std::vector<BatchPtr> expired;
   std::deque<BatchPtr> kept;
   size_t retries_kept = 0;  // of the batches queued again this round, ahead of retry_insert

@@ -16,6 +16,16 @@ namespace {
 
 constexpr std::string_view kBase64Url = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
+// Messages are encoded into fresh buffers, field by field: growing from 256 bytes, then doubling, skips the
+// 1, 2, 4, ... reallocations (and copies) a vector makes on its own.
+[[gnu::noinline]] void grow(Bytes* out, size_t bytes) {
+  out->reserve(std::max({out->size() + bytes, 2 * out->capacity(), size_t{256}}));
+}
+
+inline void ensure_room(Bytes* out, size_t bytes) {
+  if (out->capacity() - out->size() < bytes) grow(out, bytes);
+}
+
 int base64_value(char c) {
   const size_t at = kBase64Url.find(c);
   return at == std::string_view::npos ? -1 : static_cast<int>(at);
@@ -199,6 +209,7 @@ void Writer::fail(Status status) {
 template <typename T>
 void Writer::put_fixed(T v) {
   if (!ok()) return;
+  ensure_room(out_, sizeof(T));
   uint8_t bytes[sizeof(T)];
   store_be<T>(bytes, v);
   for (const uint8_t byte : bytes) out_->push_back(byte);  // inlined; resize() and insert() are calls
@@ -213,19 +224,27 @@ void Writer::put_uint32(uint32_t v) { put_fixed(v); }
 void Writer::put_float64(double v) { put_fixed(std::bit_cast<uint64_t>(v)); }
 
 void Writer::put_varint(int32_t v) {
-  if (ok()) ::sluice::put_varint(out_, v);
+  if (!ok()) return;
+  ensure_room(out_, kMaxVarintBytes);
+  ::sluice::put_varint(out_, v);
 }
 void Writer::put_varlong(int64_t v) {
-  if (ok()) ::sluice::put_varlong(out_, v);
+  if (!ok()) return;
+  ensure_room(out_, kMaxVarlongBytes);
+  ::sluice::put_varlong(out_, v);
 }
 void Writer::put_uvarint(uint32_t v) {
-  if (ok()) put_unsigned_varint(out_, v);
+  if (!ok()) return;
+  ensure_room(out_, kMaxVarintBytes);
+  put_unsigned_varint(out_, v);
 }
 
 void Writer::put_uuid(const Uuid& v) { put_raw(v.bytes); }
 
 void Writer::put_raw(ByteView v) {
-  if (ok()) out_->insert(out_->end(), v.begin(), v.end());
+  if (!ok()) return;
+  ensure_room(out_, v.size());
+  out_->insert(out_->end(), v.begin(), v.end());
 }
 
 void Writer::put_length(std::string_view field, size_t n, bool compact, bool wide) {

@@ -15,7 +15,7 @@ constexpr uint64_t kScheduleStream = 1;
 constexpr uint64_t kFaultStream = 2;
 constexpr uint64_t kNetworkStream = 3;
 constexpr uint64_t kNodeStreamBase = 1000;
-constexpr size_t kCompactAbove = 4096;  // cancelled heap entries tolerated beyond the live ones
+constexpr size_t kCompactAbove = 512;   // cancelled heap entries tolerated beyond the live ones
 
 }  // namespace
 
