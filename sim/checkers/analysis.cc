@@ -37,6 +37,7 @@ void report_violation(CheckReport& report, const std::string& invariant, std::st
 Analysis::Analysis(const CheckContext& ctx) : ctx_(ctx) {
   index_world();
   index_ops();
+  for (auto& [key, observations] : observations_) observations.seal();
 }
 
 const TopicFacts* Analysis::topic(const std::string& name) const {
@@ -73,8 +74,24 @@ void Analysis::index_world() {
   }
 }
 
+void ObservationsByOffset::seal() {
+  SLUICE_ASSERT(groups_.empty());
+  // Stable: observations of one offset stay in the order the history gave them.
+  std::stable_sort(pending_.begin(), pending_.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  sorted_.reserve(pending_.size());
+  for (auto& [offset, observation] : pending_) sorted_.push_back(std::move(observation));
+  for (size_t from = 0; from < pending_.size();) {
+    size_t to = from + 1;
+    while (to < pending_.size() && pending_[to].first == pending_[from].first) ++to;
+    groups_.emplace_back(pending_[from].first, std::span<const Observation>(sorted_.data() + from, to - from));
+    from = to;
+  }
+  pending_ = {};
+}
+
 void Analysis::observe(const PartitionKey& key, int64_t offset, const RecordView& r, Instant at, const Operation* op) {
-  observations_[key][offset].push_back(Observation{r.tombstone ? 0 : r.value_digest, r.key, at, op});
+  observations_[key].add(offset, Observation{r.tombstone ? 0 : r.value_digest, r.key, at, op});
 }
 
 void Analysis::index_ops() {

@@ -5,6 +5,7 @@
 #include <map>
 #include <unordered_map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,31 @@ struct Observation {
   const Operation* op = nullptr;
 };
 
+// Every observation of one partition, grouped by offset in increasing order; at one offset, in history order.
+// Sorted once into one vector (a tree node and a vector per offset cost more than the checks that read them).
+// Iterates as (offset, span of observations).
+class ObservationsByOffset {
+ public:
+  using Group = std::pair<int64_t, std::span<const Observation>>;
+  ObservationsByOffset() = default;
+  ObservationsByOffset(const ObservationsByOffset&) = delete;
+  ObservationsByOffset& operator=(const ObservationsByOffset&) = delete;
+  ObservationsByOffset(ObservationsByOffset&&) = default;  // the groups' spans point into the moved buffer
+  ObservationsByOffset& operator=(ObservationsByOffset&&) = default;
+
+  void add(int64_t offset, Observation observation) { pending_.emplace_back(offset, std::move(observation)); }
+  // Sorts and groups what add() gathered; before it the groups are empty.
+  void seal();
+  std::vector<Group>::const_iterator begin() const { return groups_.begin(); }
+  std::vector<Group>::const_iterator end() const { return groups_.end(); }
+  size_t size() const { return groups_.size(); }
+
+ private:
+  std::vector<std::pair<int64_t, Observation>> pending_;
+  std::vector<Observation> sorted_;
+  std::vector<Group> groups_;
+};
+
 struct FinalRead {
   const Operation* op = nullptr;
   std::map<int64_t, const RecordView*> records;  // by offset
@@ -67,7 +93,7 @@ class Analysis {
   // The write that produced `digest` (values are unique), or null.
   const Write* write_of(uint64_t digest) const;
   // Every observation, by partition and offset.
-  const std::map<PartitionKey, std::map<int64_t, std::vector<Observation>>>& observations() const {
+  const std::map<PartitionKey, ObservationsByOffset>& observations() const {
     return observations_;
   }
   // The final read of each partition of the last incarnation (by partition key).
@@ -100,7 +126,7 @@ class Analysis {
   const CheckContext& ctx_;
   std::vector<Write> writes_;
   std::unordered_map<uint64_t, size_t> write_by_digest_;  // looked up only, never walked in order
-  std::map<PartitionKey, std::map<int64_t, std::vector<Observation>>> observations_;
+  std::map<PartitionKey, ObservationsByOffset> observations_;
   std::map<PartitionKey, FinalRead> final_reads_;
   std::map<std::pair<std::string, int32_t>, std::vector<Instant>> deletions_;  // declared, by partition
   std::vector<Instant> power_losses_;
