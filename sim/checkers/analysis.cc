@@ -76,15 +76,19 @@ void Analysis::index_world() {
 
 void ObservationsByOffset::seal() {
   SLUICE_ASSERT(groups_.empty());
-  // Stable: observations of one offset stay in the order the history gave them.
-  std::stable_sort(pending_.begin(), pending_.end(),
-                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  // Indexes sorted, not the observations themselves; stable: one offset's observations keep the history's order.
+  SLUICE_ASSERT(pending_.size() < UINT32_MAX);
+  std::vector<uint32_t> order(pending_.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [this](uint32_t x, uint32_t y) { return pending_[x].first < pending_[y].first; });
   sorted_.reserve(pending_.size());
-  for (auto& [offset, observation] : pending_) sorted_.push_back(std::move(observation));
-  for (size_t from = 0; from < pending_.size();) {
+  for (const uint32_t i : order) sorted_.push_back(std::move(pending_[i].second));
+  for (size_t from = 0; from < order.size();) {
+    const int64_t offset = pending_[order[from]].first;
     size_t to = from + 1;
-    while (to < pending_.size() && pending_[to].first == pending_[from].first) ++to;
-    groups_.emplace_back(pending_[from].first, std::span<const Observation>(sorted_.data() + from, to - from));
+    while (to < order.size() && pending_[order[to]].first == offset) ++to;
+    groups_.emplace_back(offset, std::span<const Observation>(sorted_.data() + from, to - from));
     from = to;
   }
   pending_ = {};
