@@ -9,9 +9,11 @@
 namespace sluice::storage {
 namespace {
 
-// A header walk reads this much ahead: the sparse index puts an entry every index.interval.bytes (4 KiB by
-// default), so a walk from one usually ends within one window.
+// A header walk over small batches reads this much ahead: the sparse index puts an entry every
+// index.interval.bytes (4 KiB by default), so a walk from one usually ends within one window. Over batches of a
+// KiB or more it reads headers alone: a window would mostly read bodies it skips (a trusted load reads only headers).
 constexpr uint64_t kHeaderWindowBytes = 8 * 1024;
+constexpr uint64_t kSmallBatchBytes = 1024;
 
 }  // namespace
 
@@ -43,17 +45,22 @@ Result<BatchHeader> Segment::header_in(HeaderWindow& window, uint64_t position) 
   }
   const bool inside =
       position >= window.start && position - window.start + kBatchHeaderBytes <= window.bytes.size();
-  if (!inside) {
-    window.start = position;
-    window.bytes.resize(std::min(kHeaderWindowBytes, size_ - position));
-    SLUICE_ASSIGN_OR_RETURN(size_t got, log_->pread(position, window.bytes));
+  if (inside) return checked_header(ByteView(window.bytes).subspan(position - window.start), position);
+  window.start = position;
+  window.bytes.resize(kBatchHeaderBytes);
+  SLUICE_ASSIGN_OR_RETURN(size_t got, log_->pread(position, window.bytes));
+  if (got < window.bytes.size()) return corruption(log_path() + ": short read at byte " + std::to_string(position));
+  SLUICE_ASSIGN_OR_RETURN(BatchHeader header, checked_header(window.bytes, position));
+  const uint64_t ahead = std::min(kHeaderWindowBytes, size_ - position);
+  if (header.size_bytes() < kSmallBatchBytes && ahead > window.bytes.size()) {
+    // A small batch: the next headers are likely small ones close behind it; read them in one go.
+    window.bytes.resize(ahead);
+    SLUICE_ASSIGN_OR_RETURN(got, log_->pread(position, window.bytes));
     if (got < window.bytes.size()) {
       return corruption(log_path() + ": short read at byte " + std::to_string(position));
     }
   }
-  SLUICE_ASSERT(position >= window.start);
-  SLUICE_ASSERT(position - window.start + kBatchHeaderBytes <= window.bytes.size());
-  return checked_header(ByteView(window.bytes).subspan(position - window.start), position);
+  return header;
 }
 
 Result<std::optional<uint64_t>> Segment::find_position(int64_t target) const {

@@ -48,6 +48,7 @@ TEST(SegmentRead, AConsumerFollowingTheTailReadsThroughHintsTheBytesAFreshWalkRe
   OneNode world(11);
   ASSERT_TRUE(world.run([&](Env env) {
     const SegmentConfig config = sparse_config();
+    ASSERT_TRUE(env.fs.create_dirs(kDir).ok());
     auto created = Segment::create(env, kDir, 0, config);
     ASSERT_TRUE(created.ok());
     Segment& segment = **created;
@@ -57,7 +58,9 @@ TEST(SegmentRead, AConsumerFollowingTheTailReadsThroughHintsTheBytesAFreshWalkRe
     while (offset < segment.next_offset()) {
       const Bytes hinted = read_from(segment, offset, 700);
       ASSERT_FALSE(hinted.empty());
-      if (offset > 0) EXPECT_TRUE(segment.position_hints().find(offset).has_value()) << "offset " << offset;
+      if (offset > 0) {
+        EXPECT_TRUE(segment.position_hints().find(offset).has_value()) << "offset " << offset;
+      }
       EXPECT_EQ(hinted, read_from(*fresh_view(env, config), offset, 700)) << "offset " << offset;
       offset = next_offset_after(hinted);
       ++reads;
@@ -72,6 +75,7 @@ TEST(SegmentRead, AConsumerFollowingTheTailReadsThroughHintsTheBytesAFreshWalkRe
 TEST(SegmentRead, ServesTheFirstBatchWholeAboveMaxBytesAndStopsAtTheUpperBound) {
   OneNode world(12);
   ASSERT_TRUE(world.run([&](Env env) {
+    ASSERT_TRUE(env.fs.create_dirs(kDir).ok());
     auto created = Segment::create(env, kDir, 0, sparse_config());
     ASSERT_TRUE(created.ok());
     Segment& segment = **created;
@@ -98,6 +102,7 @@ TEST(SegmentRead, TruncationForgetsEveryHintAndReadsFindTheNewBatches) {
   OneNode world(13);
   ASSERT_TRUE(world.run([&](Env env) {
     const SegmentConfig config = sparse_config();
+    ASSERT_TRUE(env.fs.create_dirs(kDir).ok());
     auto created = Segment::create(env, kDir, 0, config);
     ASSERT_TRUE(created.ok());
     Segment& segment = **created;
@@ -126,6 +131,7 @@ TEST(SegmentRead, TruncationForgetsEveryHintAndReadsFindTheNewBatches) {
 TEST(SegmentRead, ARecoveryScanForgetsTheHints) {
   OneNode world(14);
   ASSERT_TRUE(world.run([&](Env env) {
+    ASSERT_TRUE(env.fs.create_dirs(kDir).ok());
     auto created = Segment::create(env, kDir, 0, sparse_config());
     ASSERT_TRUE(created.ok());
     Segment& segment = **created;
