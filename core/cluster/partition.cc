@@ -182,7 +182,7 @@ Result<Appended> Partition::append_idempotent(ByteView batch, const storage::Bat
 
 // One node: the leader's copy is every copy there is, so each acks level waits only for the durability the topic
 // promises. Replication makes acks=all wait for the quorum's commit (and a `persisted` topic for a quorum's sync).
-Status Partition::wait_acknowledged(int64_t end_offset, Acks acks) {
+Status Partition::wait_acknowledged(int64_t end_offset, Acks acks, Instant deadline) {
   SLUICE_ASSERT(end_offset <= log_->log_end_offset());
   return log_->wait_for_durability(end_offset);
 }

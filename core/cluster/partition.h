@@ -59,7 +59,7 @@ struct PartitionContext {
 struct Appended {
   storage::AppendResult result;  // offsets, LogAppendTime, log start
   bool duplicate = false;        // an idempotent retry: nothing was appended, `result` holds the original's offsets
-  // The answer must wait for wait_acknowledged(end_offset(), acks) first: today a `persisted` topic's sync.
+  // The answer must wait for wait_acknowledged(end_offset(), acks, deadline) first: today a `persisted` topic's sync.
   bool awaits_acknowledgement = false;
   int64_t end_offset() const { return result.last_offset + 1; }
 };
@@ -122,8 +122,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // `awaits_acknowledgement`. Wakes long polls when something was appended.
   Result<Appended> append_records(ByteView records, Acks acks, std::vector<storage::RecordError>* record_errors);
   // Returns once the offsets below `end_offset` are acknowledged at `acks` (today: synced, for a `persisted`
-  // topic, at every acks level). An error replaces the produce's answer for this partition.
-  Status wait_acknowledged(int64_t end_offset, Acks acks);
+  // topic, at every acks level). An error replaces the produce's answer for this partition. `deadline` is the
+  // produce's timeout_ms from its arrival: a quorum wait gives up there with REQUEST_TIMED_OUT (Kafka's
+  // DelayedProduce); a local sync is never abandoned, so one node does not use it.
+  Status wait_acknowledged(int64_t end_offset, Acks acks, Instant deadline);
 
   // ---- Reads ----
   // Whole batches from `position.offset` up to the high watermark, at most `max_bytes` (Kafka's fetchRecords):

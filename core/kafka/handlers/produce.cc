@@ -24,6 +24,9 @@
 // cluster/deferred_appends.h.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
+
 #include "core/cluster/partition.h"
 #include "core/kafka/broker.h"
 #include "core/kafka/handlers/handlers.h"
@@ -163,6 +166,7 @@ Result<int32_t> topic_partitions(RequestContext& ctx, const std::string& name) {
 struct Produced {
   ProduceResponse response;
   cluster::Acks acks = cluster::Acks::kAll;
+  Instant deadline{};  // timeout_ms from the request's arrival: how long acknowledgements may take
   std::vector<UnacknowledgedAppend> unacknowledged;
 };
 
@@ -180,6 +184,7 @@ Produced produce(RequestContext& ctx, const ProduceRequest& request) {
   }
   Produced out;
   out.acks = *acks;
+  out.deadline = ctx.env.clock.now() + std::chrono::milliseconds(std::max(0, request.timeout_ms));
   for (const ProduceRequest::TopicData& topic : request.topic_data) {
     ProduceResponse::TopicResponse& answer = out.response.responses.emplace_back();
     answer.name = topic.name;
@@ -243,7 +248,8 @@ Result<HandlerOutcome> handle_produce(RequestContext& ctx, ByteView body) {
   HandlerOutcome waiting;
   waiting.complete = [produced = std::move(produced), answer]() mutable -> Result<HandlerOutcome> {
     for (const UnacknowledgedAppend& pending : produced.unacknowledged) {
-      const Status acknowledged = pending.partition->wait_acknowledged(pending.end_offset, produced.acks);
+      const Status acknowledged =
+          pending.partition->wait_acknowledged(pending.end_offset, produced.acks, produced.deadline);
       if (acknowledged.ok()) continue;
       PartitionResponse& out =
           produced.response.responses[pending.topic_slot].partition_responses[pending.partition_slot];

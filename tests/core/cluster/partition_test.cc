@@ -41,6 +41,7 @@ struct Rig {
     return created.ok() ? *created : nullptr;
   }
   int64_t now_ms() const { return to_unix_ms(env.clock.wall_now()); }
+  Instant deadline() const { return env.clock.now() + std::chrono::seconds(30); }  // a produce's timeout_ms
 
   Env env;
   std::unique_ptr<storage::LogManager> logs;
@@ -92,7 +93,7 @@ TEST(Partition, AReplicatedTopicAnswersEveryAcksLevelAtOnce) {
       EXPECT_FALSE(appended->awaits_acknowledgement);
       EXPECT_FALSE(appended->duplicate);
       EXPECT_EQ(partition->high_watermark(), appended->end_offset()) << "one node: committed once appended";
-      EXPECT_TRUE(partition->wait_acknowledged(appended->end_offset(), acks).ok());
+      EXPECT_TRUE(partition->wait_acknowledged(appended->end_offset(), acks, rig.deadline()).ok());
       expected_base += 2;
     }
     EXPECT_EQ(partition->log_end_offset(), 6);
@@ -111,7 +112,7 @@ TEST(Partition, APersistedTopicAwaitsItsSyncAtEveryAcksLevelAndHidesTheRecordsUn
       ASSERT_TRUE(appended->awaits_acknowledgement) << "appended, not yet synced";
       EXPECT_EQ(partition->high_watermark(), before) << "a consumer must not see what a power loss could take back";
       EXPECT_EQ(records_read(*partition, before), 0);
-      ASSERT_TRUE(partition->wait_acknowledged(appended->end_offset(), acks).ok());
+      ASSERT_TRUE(partition->wait_acknowledged(appended->end_offset(), acks, rig.deadline()).ok());
       EXPECT_EQ(partition->high_watermark(), appended->end_offset());
       EXPECT_EQ(records_read(*partition, before), 3);
     }
@@ -272,7 +273,7 @@ TEST(Partition, ARetryOfAnUnsyncedOriginalAwaitsTheOriginalsSync) {
     ASSERT_TRUE(retry.ok());
     EXPECT_TRUE(retry->duplicate);
     EXPECT_TRUE(retry->awaits_acknowledgement) << "not acknowledged before its original could be";
-    ASSERT_TRUE(partition->wait_acknowledged(retry->end_offset(), Acks::kAll).ok());
+    ASSERT_TRUE(partition->wait_acknowledged(retry->end_offset(), Acks::kAll, rig.deadline()).ok());
     EXPECT_EQ(partition->high_watermark(), 2);
   }));
 }
