@@ -4,9 +4,9 @@
 # The OS seam check (DESIGN.md §1, §2; style.md §3.1). Everything under ROOT/core runs in both worlds, the real
 # one (net/) and the deterministic simulator (sim/), so it may reach time, disk, network, threads and randomness
 # only through the Env it is handed. This fails (exit 1), naming file:line and the rule, when a file under
-# ROOT/core includes an OS, thread or clock header, calls the OS or the std clocks directly, or leaks the
-# simulator or the real world into the core. Text in // and /* */ comments never counts; text in string
-# literals counts only on #include lines.
+# ROOT/core includes an OS, thread or clock header, calls the OS or the std clocks directly, leaks the
+# simulator or the real world into the core, or includes a module from a layer above its own (LAYERS). Text in
+# // and /* */ comments never counts; text in string literals counts only on #include lines.
 #
 # Heuristics, by design: calls are matched as text, not parsed. A free-function name such as sleep( or rand(
 # counts unless it is a member access (x.sleep(, p->sleep() or a qualified member (Scheduler::sleep(); the
@@ -38,6 +38,12 @@ readonly ALLOWED=(
   "core/env/scheduler\\.cc|sanitizer/asan_interface\\.h|a reused fiber stack is unpoisoned for ASan (DESIGN.md §7)"
   "core/base/log\\.cc|spdlog/.*|log.cc is the only translation unit that includes spdlog (style.md §3.9)"
   "core/base/assert\\.cc|cstdio|a failed assertion prints with fprintf to stderr, with no Logger at hand"
+)
+
+# --- Module layers: "path regex|header regex|why". A file whose path matches may not include a matching header. ---
+readonly LAYERS=(
+  "core/storage/.*|core/(cluster|kafka)/.*|storage lies below the partition layer and the Kafka handlers"
+  "core/cluster/.*|core/kafka/.*|core/kafka depends on core/cluster, never the reverse (core/cluster/README.md)"
 )
 
 # --- Banned calls and names: "rule|extended regex|why". Matched on code with comments and strings removed. ---
@@ -86,6 +92,7 @@ join_lines() { local IFS=$'\n'; printf '%s' "$*"; }
 # awk -v would interpret backslashes, so the tables travel through the environment.
 SEAM_HEADERS="$(join_lines "${BANNED_HEADERS[@]}")" \
 SEAM_ALLOWED="$(join_lines "${ALLOWED[@]}")" \
+SEAM_LAYERS="$(join_lines "${LAYERS[@]}")" \
 SEAM_CALLS="$(join_lines "${BANNED_CALLS[@]}")" \
 awk '
 BEGIN {
@@ -97,18 +104,23 @@ BEGIN {
   }
   n_allowed = split(ENVIRON["SEAM_ALLOWED"], lines, "\n")
   for (i = 1; i <= n_allowed; i++) {
-    first = index(lines[i], "|")
-    allowed_path[i] = substr(lines[i], 1, first - 1)
-    split_last(substr(lines[i], first + 1), parts)
-    allowed_header[i] = parts[1]
+    split_three(lines[i], parts)
+    allowed_path[i] = parts[1]
+    allowed_header[i] = parts[2]
+  }
+  n_layers = split(ENVIRON["SEAM_LAYERS"], lines, "\n")
+  for (i = 1; i <= n_layers; i++) {
+    split_three(lines[i], parts)
+    layer_path[i] = parts[1]
+    layer_header[i] = parts[2]
+    layer_why[i] = parts[3]
   }
   n_calls = split(ENVIRON["SEAM_CALLS"], lines, "\n")
   for (i = 1; i <= n_calls; i++) {
-    first = index(lines[i], "|")
-    call_rule[i] = substr(lines[i], 1, first - 1)
-    split_last(substr(lines[i], first + 1), parts)
-    call_regex[i] = parts[1]
-    call_why[i] = parts[2]
+    split_three(lines[i], parts)
+    call_rule[i] = parts[1]
+    call_regex[i] = parts[2]
+    call_why[i] = parts[3]
   }
   violations = 0
   files = 0
@@ -120,6 +132,15 @@ function split_last(line, parts,    last) {
   while (last > 0 && substr(line, last, 1) != "|") last--
   parts[1] = substr(line, 1, last - 1)
   parts[2] = substr(line, last + 1)
+}
+
+# "first|regex|why" (the ALLOWED, LAYERS and BANNED_CALLS tables): the first field holds no "|".
+function split_three(line, parts,    first, rest) {
+  first = index(line, "|")
+  parts[1] = substr(line, 1, first - 1)
+  split_last(substr(line, first + 1), rest)
+  parts[2] = rest[1]
+  parts[3] = rest[2]
 }
 
 FNR == 1 { files++; in_block = 0; in_raw = 0; raw_end = "" }
@@ -197,6 +218,12 @@ function check_include(code,    name, header, i, a) {
     }
     report("banned include " substr(name, 1, length(header) + 2), header_why[i])
     return
+  }
+  for (i = 1; i <= n_layers; i++) {
+    if (FILENAME ~ ("^(" layer_path[i] ")$") && header ~ ("^(" layer_header[i] ")$")) {
+      report("layering " substr(name, 1, length(header) + 2), layer_why[i])
+      return
+    }
   }
 }
 

@@ -41,11 +41,12 @@ expect_pass() {
   fi
 }
 
-# Plants `text` into a new file under core/, expects a failure that names the file, then removes the file.
+# Plants `text` into a new file under core/DIR (default: planted), expects a failure that names the file, then
+# removes the file.
 expect_violation() {
-  local name="$1" text="$2"
-  local file="core/planted/violation_$((passed + failed)).cc"
-  mkdir -p "${work}/core/planted"
+  local name="$1" text="$2" dir="${3:-planted}"
+  local file="core/${dir}/violation_$((passed + failed)).cc"
+  mkdir -p "${work}/core/${dir}"
   printf '// Planted by ci/test-check-seam.sh.\nnamespace sluice {\n%s\n}  // namespace sluice\n' "${text}" \
     >"${work}/${file}"
   run_checker
@@ -56,6 +57,7 @@ expect_violation() {
   else
     passed=$((passed + 1))
   fi
+  rm -f "${work}/${file}"
   rm -rf "${work}/core/planted"
 }
 
@@ -84,6 +86,8 @@ expect_violation "getenv()" 'const char* home = std::getenv("HOME");'
 expect_violation "is_simulated" 'bool fast = env.is_simulated;'
 expect_violation "spdlog outside log.cc" '#include <spdlog/spdlog.h>'
 expect_violation "code after a closed block comment" '/* a comment */ int seed = std::rand();'
+expect_violation "core/cluster including core/kafka" '#include "core/kafka/broker.h"' cluster
+expect_violation "core/storage including core/cluster" '#include "core/cluster/partition.h"' storage
 
 expect_ignored "violations in // comments" $'// #include <thread>\nint x = 1;  // std::chrono::steady_clock::now()'
 expect_ignored "violations in /* */ comments" $'/*\n#include <sys/socket.h>\nstd::random_device d;\n*/'

@@ -20,7 +20,7 @@ using detail::PendingBatch;
 namespace {
 
 int32_t next_sequence_after(int32_t base, size_t count) {
-  // Sequences wrap to 0 after INT32_MAX, as the broker expects (producer_state.h of core/kafka).
+  // Sequences wrap to 0 after INT32_MAX, as the broker expects (producer_state.h of core/cluster).
   const int64_t next = static_cast<int64_t>(base) + static_cast<int64_t>(count);
   constexpr int64_t kWrap = static_cast<int64_t>(std::numeric_limits<int32_t>::max()) + 1;
   return static_cast<int32_t>(next % kWrap);

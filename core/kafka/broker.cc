@@ -36,12 +36,13 @@ class CoordinatorTopics final : public group::TopicCatalog {
 }  // namespace
 
 Broker::Broker(Env env, BrokerConfig config, std::unique_ptr<storage::LogManager> logs)
-    : env_(env), config_(std::move(config)), logs_(std::move(logs)), appended_(env.scheduler) {
-  topics_ = std::make_unique<TopicTable>(env_, *logs_, config_);
-  producers_ = std::make_unique<ProducerStateManager>(env_, *logs_);
+    : env_(env), config_(std::move(config)), logs_(std::move(logs)) {
+  partitions_ = std::make_unique<cluster::PartitionManager>(env_, config_.node_id, *logs_, config_.mutations);
+  topics_ = std::make_unique<TopicTable>(env_, *partitions_, config_);
+  producer_ids_ = std::make_unique<ProducerIdManager>(env_, logs_->data_dir());
   group_topics_ = std::make_unique<CoordinatorTopics>(*topics_, config_);
+  // The coordinator appends to and replays __consumer_offsets through the log manager itself (cluster/README.md).
   groups_ = std::make_unique<group::GroupCoordinator>(env_, *logs_, *group_topics_, config_.group);
-  if (config_.mutations.has(Mutation::kAckBeforeAppend)) deferred_appends_ = std::make_unique<DeferredAppends>(*this);
 }
 
 Broker::~Broker() { SLUICE_ASSERT(connections_.empty()); }
@@ -57,7 +58,7 @@ Result<std::unique_ptr<Broker>> Broker::open(Env env, const std::string& data_di
   SLUICE_TRY(broker->topics_->load());
   broker->logs_->start();
   broker->groups_->start();  // replays __consumer_offsets in the background (COORDINATOR_LOAD_IN_PROGRESS until done)
-  if (broker->deferred_appends_ != nullptr) broker->deferred_appends_->start();
+  broker->partitions_->start();
   env.log.info("broker {} open: {} topics in {}", broker->config_.node_id, broker->topics_->all().size(), data_dir);
   return broker;
 }
@@ -108,13 +109,13 @@ void Broker::stop() {
   stopping_ = true;
   if (listener_ != nullptr) listener_->close();
   for (auto& [id, connection] : connections_) connection.stream->close();
-  appended_.notify_all();  // long polls end early
+  notify_appended();  // long polls end early
   groups_->shutdown();      // parked JoinGroup/SyncGroup requests are answered, so their connections can end
 }
 
 Status Broker::close() {
   SLUICE_ASSERT(connections_.empty());
-  if (deferred_appends_ != nullptr) deferred_appends_->stop();  // what was acknowledged is appended first
+  partitions_->stop();  // what the ack-before-append mutation acknowledged is appended first
   groups_->stop();
   return logs_->close();
 }

@@ -1,5 +1,6 @@
 // A single-node Kafka broker over the Env seam: the same object serves real sockets (`sluice serve`) and the
-// simulator's network. It owns the log manager (storage duties included) and the topic table, accepts
+// simulator's network. It owns the log manager (storage duties included), the partitions over it
+// (cluster::PartitionManager, through which handlers reach partition data) and the topic table, accepts
 // connections, and gives each one a fiber that reads a request, answers it, and reads the next (responses leave
 // in request order; one request at a time per connection, as Kafka's muted channels do, bounds a connection to one
 // frame of socket.request.max.bytes).
@@ -16,10 +17,10 @@
 #include "core/env/env.h"
 #include "core/env/network.h"
 #include "core/env/scheduler.h"
+#include "core/cluster/partition_manager.h"
 #include "core/group/coordinator.h"
 #include "core/kafka/broker_config.h"
-#include "core/kafka/deferred_appends.h"
-#include "core/kafka/producer_state.h"
+#include "core/kafka/producer_ids.h"
 #include "core/kafka/topics.h"
 #include "core/storage/log_manager.h"
 
@@ -45,18 +46,19 @@ class Broker {
 
   Env env() const { return env_; }
   const BrokerConfig& config() const { return config_; }
+  // Storage itself, for the topic table, the group coordinator and tests; handlers reach partition data through
+  // partitions().
   storage::LogManager& logs() { return *logs_; }
+  // Every partition of this node (produce, fetch, offsets, DeleteRecords, long polls).
+  cluster::PartitionManager& partitions() { return *partitions_; }
   TopicTable& topics() { return *topics_; }
-  // Idempotent producers: producer ids and per-partition sequence state.
-  ProducerStateManager& producers() { return *producers_; }
+  // Producer ids for InitProducerId (each partition keeps its producers' sequence state itself).
+  ProducerIdManager& producer_ids() { return *producer_ids_; }
   // Consumer groups and committed offsets (__consumer_offsets).
   group::GroupCoordinator& groups() { return *groups_; }
-  // The ack-before-append mutation's queue; null unless that mutation is planted.
-  DeferredAppends* deferred_appends() { return deferred_appends_.get(); }
 
-  // Long polls: fetches wait here for new data; every append notifies.
-  WaitQueue& appended() { return appended_; }
-  void notify_appended() { appended_.notify_all(); }
+  // Wakes long polls, for whoever appended to storage directly (tests); Partition's appends wake them themselves.
+  void notify_appended() { partitions_->notify_appended(); }
   // After stop(): long polls answer at once instead of waiting out their max wait.
   bool stopping() const { return stopping_; }
 
@@ -78,12 +80,11 @@ class Broker {
   Env env_;
   BrokerConfig config_;
   std::unique_ptr<storage::LogManager> logs_;
-  std::unique_ptr<TopicTable> topics_;
-  std::unique_ptr<ProducerStateManager> producers_;  // after logs_: it holds a reference to them
+  std::unique_ptr<cluster::PartitionManager> partitions_;  // after logs_: it holds a reference to them
+  std::unique_ptr<TopicTable> topics_;                     // after partitions_: it creates and removes them
+  std::unique_ptr<ProducerIdManager> producer_ids_;
   std::unique_ptr<group::TopicCatalog> group_topics_;
   std::unique_ptr<group::GroupCoordinator> groups_;  // after logs_ and topics_: it holds references to them
-  std::unique_ptr<DeferredAppends> deferred_appends_;
-  WaitQueue appended_;
   Listener* listener_ = nullptr;  // while serving
   bool stopping_ = false;
   uint64_t next_connection_id_ = 1;

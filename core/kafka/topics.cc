@@ -8,8 +8,8 @@
 
 namespace sluice::kafka {
 
-TopicTable::TopicTable(Env env, storage::LogManager& logs, const BrokerConfig& config)
-    : env_(env), logs_(logs), config_(config), changes_(env.scheduler) {}
+TopicTable::TopicTable(Env env, cluster::PartitionManager& partitions, const BrokerConfig& config)
+    : env_(env), partitions_(partitions), config_(config), changes_(env.scheduler) {}
 
 protocol::Uuid TopicTable::new_id() {
   protocol::Uuid id;
@@ -26,7 +26,7 @@ protocol::Uuid TopicTable::new_id() {
 
 Status TopicTable::load() {
   std::map<std::string, std::vector<int32_t>> partitions;
-  for (const storage::TopicPartition& tp : logs_.partitions()) partitions[tp.topic].push_back(tp.partition);
+  for (const storage::TopicPartition& tp : partitions_.partitions()) partitions[tp.topic].push_back(tp.partition);
   for (auto& [name, numbers] : partitions) {
     for (size_t i = 0; i < numbers.size(); ++i) {
       if (numbers[i] != static_cast<int32_t>(i)) {
@@ -36,8 +36,10 @@ Status TopicTable::load() {
     TopicInfo info;
     info.name = name;
     info.partitions = static_cast<int32_t>(numbers.size());
-    info.config = *logs_.topic_config({name, 0});
-    Result<protocol::Uuid> id = protocol::Uuid::parse(logs_.topic_id({name, 0}));
+    const std::shared_ptr<cluster::Partition> first = partitions_.find({name, 0});
+    SLUICE_ASSERT(first != nullptr);  // numbers start at 0
+    info.config = first->config();
+    Result<protocol::Uuid> id = protocol::Uuid::parse(first->topic_id());
     info.id = id.ok() ? *id : new_id();  // a directory made without an id gets one for this run
     topics_.emplace(name, std::move(info));
   }
@@ -74,10 +76,10 @@ Result<const TopicInfo*> TopicTable::create(const std::string& name, int32_t par
   }
   TopicInfo info{name, new_id(), partitions, config};
   for (int32_t p = 0; p < partitions; ++p) {
-    Result<storage::PartitionLog*> created = logs_.create_partition({name, p}, config, info.id.to_string());
+    Result<std::shared_ptr<cluster::Partition>> created = partitions_.create({name, p}, config, info.id.to_string());
     if (created.ok()) continue;
     for (int32_t made = 0; made < p; ++made) {
-      Status undone = logs_.delete_partition({name, made});
+      Status undone = partitions_.remove({name, made});
       if (!undone.ok()) env_.log.warn("topic {}: undoing partition {}: {}", name, made, undone.to_string());
     }
     return created.status();
@@ -103,7 +105,7 @@ Status TopicTable::remove(const std::string& name) {
   }
   const int32_t partitions = it->second.partitions;
   topics_.erase(it);  // gone for lookups first: no new request finds a half-deleted topic
-  for (int32_t p = 0; p < partitions; ++p) SLUICE_TRY(logs_.delete_partition({name, p}));
+  for (int32_t p = 0; p < partitions; ++p) SLUICE_TRY(partitions_.remove({name, p}));
   env_.log.info("deleted topic {}", name);
   return Status();
 }
@@ -119,7 +121,7 @@ Status TopicTable::update_config(const std::string& name, const ConfigChange& ch
     return kafka_error(ErrorCode::kUnknownTopicOrPartition, fmt::format("topic '{}' does not exist", name));
   }
   SLUICE_ASSIGN_OR_RETURN(storage::TopicConfig config, change(it->second.config));
-  for (int32_t p = 0; p < it->second.partitions; ++p) SLUICE_TRY(logs_.alter_config({name, p}, config));
+  for (int32_t p = 0; p < it->second.partitions; ++p) SLUICE_TRY(partitions_.alter_config({name, p}, config));
   it->second.config = config;
   return Status();
 }

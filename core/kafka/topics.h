@@ -1,5 +1,6 @@
-// The broker's topics: name, stable id, partition count and config, over the log manager's partitions. A topic is
-// the set of its `<topic>-<p>` partition directories; its id lives in each one's `partition.metadata`.
+// The broker's topics: name, stable id, partition count and config, over the node's partitions
+// (cluster::PartitionManager). A topic is the set of its `<topic>-<p>` partition directories; its id lives in each
+// one's `partition.metadata`.
 //
 // Fibers: creations and deletions take turns on one mutex (each suspends on the file system); lookups never
 // suspend, and a topic appears only once all its partitions exist.
@@ -11,11 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "core/cluster/partition_manager.h"
 #include "core/env/env.h"
 #include "core/env/sync.h"
 #include "core/kafka/broker_config.h"
 #include "core/protocol/wire.h"
-#include "core/storage/log_manager.h"
+#include "core/storage/topic_config.h"
 
 namespace sluice::kafka {
 
@@ -28,9 +30,9 @@ struct TopicInfo {
 
 class TopicTable {
  public:
-  TopicTable(Env env, storage::LogManager& logs, const BrokerConfig& config);
+  TopicTable(Env env, cluster::PartitionManager& partitions, const BrokerConfig& config);
 
-  // Builds the table from the partitions the log manager loaded. A topic whose partitions are not 0..n-1 is
+  // Builds the table from the partitions the data directory held. A topic whose partitions are not 0..n-1 is
   // reported (kCorruption): the data directory lost a partition.
   Status load();
 
@@ -55,13 +57,11 @@ class TopicTable {
   using ConfigChange = std::function<Result<storage::TopicConfig>(const storage::TopicConfig& current)>;
   Status update_config(const std::string& name, const ConfigChange& change);
 
-  storage::LogManager& logs() { return logs_; }
-
  private:
   protocol::Uuid new_id();
 
   Env env_;
-  storage::LogManager& logs_;
+  cluster::PartitionManager& partitions_;
   const BrokerConfig& config_;
   std::map<std::string, TopicInfo> topics_;
   Mutex changes_;

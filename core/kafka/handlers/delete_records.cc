@@ -1,12 +1,14 @@
 // DeleteRecords (21): moves each partition's log start to the offset given (-1: the high watermark) and answers
-// with the new low watermark. Kafka's refusals (ReplicaManager.deleteRecordsOnLocalLog,
-// Partition.deleteRecordsOnLeader): an internal topic is INVALID_TOPIC_EXCEPTION, a topic whose cleanup.policy lacks
-// delete POLICY_VIOLATION, an unknown topic or partition UNKNOWN_TOPIC_OR_PARTITION, an offset below -1 or above the
-// high watermark OFFSET_OUT_OF_RANGE (from storage). A failed partition reports low watermark -1.
+// with the new low watermark. Kafka's refusals (ReplicaManager.deleteRecordsOnLocalLog, here; then
+// Partition.deleteRecordsOnLeader, cluster::Partition::delete_records): an internal topic is
+// INVALID_TOPIC_EXCEPTION, an unknown topic or partition UNKNOWN_TOPIC_OR_PARTITION, a topic whose cleanup.policy
+// lacks delete POLICY_VIOLATION, an offset below -1 or above the high watermark OFFSET_OUT_OF_RANGE. A failed
+// partition reports low watermark -1.
 #include "core/protocol/messages/delete_records.h"
 
 #include <fmt/format.h>
 
+#include "core/cluster/partition.h"
 #include "core/kafka/broker.h"
 #include "core/kafka/handlers/handlers.h"
 #include "core/kafka/topic_names.h"
@@ -24,21 +26,11 @@ Result<int64_t> delete_partition_records(Broker& broker, const std::string& topi
                        fmt::format("Cannot delete records of internal topic {}", topic));
   }
   const storage::TopicPartition tp{topic, partition};
-  const storage::TopicConfig* config = broker.logs().topic_config(tp);
-  if (config == nullptr) {
+  const std::shared_ptr<cluster::Partition> found = broker.partitions().find(tp);
+  if (found == nullptr) {
     return kafka_error(ErrorCode::kUnknownTopicOrPartition, fmt::format("{} does not exist", tp.to_string()));
   }
-  if (!config->retention_enabled()) {
-    return kafka_error(ErrorCode::kPolicyViolation,
-                       fmt::format("Records of partition {} can not be deleted due to the configured policy "
-                                   "(cleanup.policy={})",
-                                   tp.to_string(), config->value_of("cleanup.policy").value_or("")));
-  }
-  if (offset < -1) {
-    return kafka_error(ErrorCode::kOffsetOutOfRange,
-                       fmt::format("The offset {} for partition {} is not valid", offset, tp.to_string()));
-  }
-  return broker.logs().delete_records(tp, offset);
+  return found->delete_records(offset);
 }
 
 Result<DeleteRecordsResponse> delete_records(RequestContext& ctx, const DeleteRecordsRequest& request) {

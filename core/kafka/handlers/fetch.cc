@@ -1,9 +1,10 @@
 // Fetch (1): full, sessionless fetches, as Kafka answers when it keeps no fetch sessions (session id 0 in every
-// response; an incremental request names a session that does not exist). Reads stop at the high watermark, which is
-// also the last stable offset (no transactions), so read_committed sees the same data. Size limits follow KIP-74:
-// until one partition has returned data, a first batch larger than the limits is returned whole; after that only
-// whole batches within both the partition's and the request's remaining bytes. Long poll: while fewer than
-// min_bytes are available, the request waits on the broker's append notifications until max_wait_ms.
+// response; an incremental request names a session that does not exist). Each partition is read through its
+// cluster::Partition (the leader-epoch fence, the diverging-epoch check, the read), which stops at the high
+// watermark, also the last stable offset (no transactions), so read_committed sees the same data. Size limits
+// follow KIP-74: until one partition has returned data, a first batch larger than the limits is returned whole;
+// after that only whole batches within both the partition's and the request's remaining bytes. Long poll: while
+// fewer than min_bytes are available, the request waits on the partitions' append notifications until max_wait_ms.
 //
 // Version quirks, as KafkaApis.handleFetchRequest has them: v13+ names topics by id (an id no topic has is
 // UNKNOWN_TOPIC_ID, and the response names topics by id too); v16+ answers a fenced leader epoch with the current
@@ -17,9 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "core/cluster/partition.h"
 #include "core/kafka/broker.h"
 #include "core/kafka/handlers/handlers.h"
-#include "core/kafka/handlers/leader_epoch.h"
 #include "core/protocol/error_codes.h"
 #include "core/protocol/messages/fetch.h"
 #include "core/storage/record_batch.h"
@@ -53,12 +54,6 @@ FetchResponse::Partition error_partition(int32_t index, int16_t error_code) {
   return partition;
 }
 
-int16_t error_code_of(const Status& status) {
-  // A log closed under the read was deleted meanwhile (DeleteTopics): the partition is gone.
-  if (status.code() == Code::kClosed) return static_cast<int16_t>(ErrorCode::kUnknownTopicOrPartition);
-  return static_cast<int16_t>(to_error_code(status));
-}
-
 // One pass over every requested partition.
 class FetchRound {
  public:
@@ -90,28 +85,28 @@ class FetchRound {
   // Kafka answers at once when enough bytes are there, a partition failed or diverged, or a partition holds more
   // than the limits let through (the response is as full as it may be).
   bool satisfied() const { return answer_now_ || bytes_ >= request_.min_bytes; }
-  // True when a log's high watermark moved after this round read it (an append notified while the round was
+  // True when a partition's high watermark moved after this round read it (an append notified while the round was
   // suspended in another partition's read): read again rather than wait for the next append.
   bool stale() const {
     return std::any_of(seen_.begin(), seen_.end(),
-                       [](const Seen& s) { return s.log->high_watermark() != s.high_watermark; });
+                       [](const Seen& s) { return s.partition->high_watermark() != s.high_watermark; });
   }
 
  private:
   struct Seen {
-    std::shared_ptr<storage::PartitionLog> log;
+    std::shared_ptr<cluster::Partition> partition;
     int64_t high_watermark;
   };
 
   std::optional<std::string> topic_name(const FetchRequest::Topic& topic) const;
-  FetchResponse::Partition failed(const FetchRequest::Partition& request, int16_t error_code);
+  // `partition` (null when unknown) names the current leader when the error says the leader moved.
+  FetchResponse::Partition failed(const FetchRequest::Partition& request, int16_t error_code,
+                                  const cluster::Partition* partition = nullptr);
   FetchResponse::Partition failed(const FetchRequest::Partition& request, ErrorCode error) {
     return failed(request, static_cast<int16_t>(error));
   }
   FetchResponse::Partition read_partition(const std::string& topic, const FetchRequest::Partition& request);
-  std::optional<FetchResponse::Partition> check_diverging(storage::PartitionLog& log,
-                                                          const FetchRequest::Partition& request);
-  Result<storage::ReadResult> read_log(storage::PartitionLog& log, const FetchRequest::Partition& request);
+  FetchResponse::Partition diverged(const FetchRequest::Partition& request, const cluster::PartitionRead& read);
   void account(FetchResponse::Partition& partition, const FetchRequest::Partition& request);
 
   RequestContext& ctx_;
@@ -133,98 +128,67 @@ std::optional<std::string> FetchRound::topic_name(const FetchRequest::Topic& top
 }
 
 // A partition that answers an error at once, in the form its version understands.
-FetchResponse::Partition FetchRound::failed(const FetchRequest::Partition& request, int16_t error_code) {
+FetchResponse::Partition FetchRound::failed(const FetchRequest::Partition& request, int16_t error_code,
+                                            const cluster::Partition* partition) {
   answer_now_ = true;
   if (error_code == wire_code(ErrorCode::kKafkaStorageError) && ctx_.version() <= kLastVersionWithoutStorageError) {
     error_code = wire_code(ErrorCode::kNotLeaderOrFollower);
   }
-  FetchResponse::Partition partition = error_partition(request.partition, error_code);
+  FetchResponse::Partition out = error_partition(request.partition, error_code);
   const bool leader_moved = error_code == wire_code(ErrorCode::kFencedLeaderEpoch) ||
                             error_code == wire_code(ErrorCode::kNotLeaderOrFollower);
-  if (leader_moved && ctx_.version() >= kFirstLeaderEndpointsVersion) {
-    partition.current_leader = protocol::LeaderIdAndEpoch{ctx_.broker.config().node_id, kCurrentLeaderEpoch};
+  if (leader_moved && partition != nullptr && ctx_.version() >= kFirstLeaderEndpointsVersion) {
+    out.current_leader = protocol::LeaderIdAndEpoch{partition->leader(), partition->leader_epoch()};
     named_leader_ = true;
   }
-  return partition;
+  return out;
 }
 
 FetchResponse::Partition FetchRound::read_partition(const std::string& topic,
                                                     const FetchRequest::Partition& request) {
-  storage::LogManager& logs = ctx_.broker.logs();
-  std::shared_ptr<storage::PartitionLog> log = logs.find_shared({topic, request.partition});
-  if (log == nullptr) return failed(request, ErrorCode::kUnknownTopicOrPartition);
-  const storage::TopicConfig* config = logs.topic_config({topic, request.partition});
-  if (config != nullptr && config->compression_type == storage::Compression::kZstd &&
-      ctx_.version() < kFirstZstdVersion) {
+  std::shared_ptr<cluster::Partition> partition = ctx_.broker.partitions().find({topic, request.partition});
+  if (partition == nullptr) return failed(request, ErrorCode::kUnknownTopicOrPartition);
+  if (partition->config().compression_type == storage::Compression::kZstd && ctx_.version() < kFirstZstdVersion) {
     return failed(request, ErrorCode::kUnsupportedCompressionType);
   }
-  if (int16_t fenced = check_current_leader_epoch(request.current_leader_epoch); fenced != 0) {
-    return failed(request, fenced);
-  }
-  if (std::optional<FetchResponse::Partition> diverged = check_diverging(*log, request)) {
-    answer_now_ = true;
-    return *std::move(diverged);
-  }
-  Result<storage::ReadResult> read = read_log(*log, request);
+  const cluster::FetchPosition position{request.fetch_offset, request.current_leader_epoch,
+                                        request.last_fetched_epoch};
+  const int64_t limit = std::min<int64_t>(std::max(0, request.partition_max_bytes), remaining_);
+  Result<cluster::PartitionRead> read = partition->read(position, static_cast<size_t>(limit), min_one_batch_);
   if (!read.ok()) {
     if (read.status().code() == Code::kCorruption) {
       // Damage in stored data is the operator's to repair: say so at every refused read.
       ctx_.broker.env().log.error("fetch of {}-{}: {}", topic, request.partition, read.status().message());
     }
-    return failed(request, error_code_of(read.status()));
+    return failed(request, wire_code(to_error_code(read.status())), partition.get());
   }
-  seen_.push_back({log, read->high_watermark});
-  FetchResponse::Partition partition;
-  partition.partition_index = request.partition;
-  partition.high_watermark = read->high_watermark;
-  partition.last_stable_offset = read->high_watermark;  // no open transactions: LSO = HW (pitfall 7)
-  partition.log_start_offset = read->log_start_offset;
+  if (read->diverging) return diverged(request, *read);
+  seen_.push_back({partition, read->data.high_watermark});
+  FetchResponse::Partition out;
+  out.partition_index = request.partition;
+  out.high_watermark = read->data.high_watermark;
+  out.last_stable_offset = read->data.high_watermark;  // no open transactions: LSO = HW (pitfall 7)
+  out.log_start_offset = read->data.log_start_offset;
   if (request_.isolation_level == protocol::kReadCommitted) {
-    partition.aborted_transactions.emplace();  // Kafka: a list (empty) under read_committed, null otherwise
+    out.aborted_transactions.emplace();  // Kafka: a list (empty) under read_committed, null otherwise
   }
-  partition.records = Records::own(std::move(read->records));
-  account(partition, request);
-  return partition;
+  out.records = Records::own(std::move(read->data.records));
+  account(out, request);
+  return out;
 }
 
-// v12 LastFetchedEpoch (Partition.readRecords): the fetch must not run past the end of the epoch the fetcher last
-// saw, else the response names the epoch and end offset it diverged at, with no records.
-std::optional<FetchResponse::Partition> FetchRound::check_diverging(storage::PartitionLog& log,
-                                                                    const FetchRequest::Partition& request) {
-  if (request.last_fetched_epoch < 0) return std::nullopt;
-  const EpochEndOffset end =
-      end_offset_for_epoch(request.last_fetched_epoch, log.log_start_offset(), log.log_end_offset());
-  if (end.epoch == kUndefinedEpoch || end.end_offset == kUndefinedEpochOffset ||
-      request.fetch_offset < log.log_start_offset()) {
-    return error_partition(request.partition, static_cast<int16_t>(ErrorCode::kOffsetOutOfRange));
-  }
-  if (end.epoch >= request.last_fetched_epoch && end.end_offset >= request.fetch_offset) return std::nullopt;
-  FetchResponse::Partition partition;
-  partition.partition_index = request.partition;
-  partition.high_watermark = log.high_watermark();
-  partition.last_stable_offset = log.high_watermark();
-  partition.log_start_offset = log.log_start_offset();
-  partition.diverging_epoch = FetchResponse::EpochEndOffset{end.epoch, end.end_offset};
-  partition.records = Records::own({});
-  return partition;
-}
-
-Result<storage::ReadResult> FetchRound::read_log(storage::PartitionLog& log, const FetchRequest::Partition& request) {
-  const int64_t limit = std::min<int64_t>(std::max(0, request.partition_max_bytes), remaining_);
-  if (!min_one_batch_ && limit == 0) {
-    // No bytes left for this partition: the range check and the offsets, without reading.
-    SLUICE_ASSIGN_OR_RETURN(storage::ReadResult result, log.read(request.fetch_offset, 0, request.fetch_offset));
-    return result;
-  }
-  SLUICE_ASSIGN_OR_RETURN(storage::ReadResult result,
-                          log.read(request.fetch_offset, static_cast<size_t>(limit), log.high_watermark()));
-  // The log returns at least one batch; past the first partition with data, one over the limit is dropped whole
-  // rather than cut (a partial batch is legal, but never one spilling into the next partition: pitfall 6).
-  if (!min_one_batch_ && !result.records.empty()) {
-    Result<storage::BatchHeader> first = storage::parse_batch_header(result.records);
-    if (!first.ok() || static_cast<int64_t>(first->size_bytes()) > limit) result.records.clear();
-  }
-  return result;
+// v12 LastFetchedEpoch: the fetcher's epoch ended before its fetch offset. The answer names where, with no records.
+FetchResponse::Partition FetchRound::diverged(const FetchRequest::Partition& request,
+                                              const cluster::PartitionRead& read) {
+  answer_now_ = true;
+  FetchResponse::Partition out;
+  out.partition_index = request.partition;
+  out.high_watermark = read.data.high_watermark;
+  out.last_stable_offset = read.data.high_watermark;
+  out.log_start_offset = read.data.log_start_offset;
+  out.diverging_epoch = FetchResponse::EpochEndOffset{read.diverging->epoch, read.diverging->end_offset};
+  out.records = Records::own({});
+  return out;
 }
 
 // Counts the partition's bytes against the request and notes whether it holds more than it returned.
@@ -257,7 +221,7 @@ Result<FetchResponse> fetch(RequestContext& ctx, const FetchRequest& request) {
     if (expired || round.satisfied() || ctx.broker.stopping() || ctx.env.clock.now() >= deadline) return response;
     if (round.stale()) continue;
     // Kafka's delayed fetch reads once more when it expires; so does this one.
-    expired = !ctx.broker.appended().wait_until(deadline);
+    expired = !ctx.broker.partitions().appended().wait_until(deadline);
   }
 }
 

@@ -29,7 +29,7 @@ Result<InitProducerIdResponse> init_producer_id(RequestContext& ctx, const InitP
                      ctx.peer.to_string(), *request.transactional_id);
     return refused(ErrorCode::kTransactionalIdAuthorizationFailed);
   }
-  Result<int64_t> id = ctx.broker.producers().allocate_producer_id();
+  Result<int64_t> id = ctx.broker.producer_ids().allocate_producer_id();
   if (!id.ok()) {
     ctx.env.log.warn("could not allocate a producer id: {}", id.status().to_string());
     return refused(ErrorCode::kUnknownServerError);

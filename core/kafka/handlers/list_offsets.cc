@@ -7,16 +7,16 @@
 // twice → INVALID_REQUEST; a negative timestamp that is not one of these or is newer than the request's version →
 // UNSUPPORTED_VERSION; unknown → UNKNOWN_TOPIC_OR_PARTITION; then the leader epoch fence.
 //
-// v0 (handleListOffsetRequestV0) answers a list of offsets instead: see legacy_offsets_before. It checks neither
-// repeated partitions nor leader epochs.
-#include <algorithm>
+// The lookups themselves, and the leader epoch fence, are the partition's (cluster::Partition::offset_for_timestamp,
+// as Kafka's Partition.fetchOffsetForTimestamp). v0 (handleListOffsetRequestV0) answers a list of offsets instead:
+// see cluster::Partition::legacy_offsets_before. It checks neither repeated partitions nor leader epochs.
 #include <map>
 #include <memory>
-#include <vector>
+#include <optional>
 
+#include "core/cluster/partition.h"
 #include "core/kafka/broker.h"
 #include "core/kafka/handlers/handlers.h"
-#include "core/kafka/handlers/leader_epoch.h"
 #include "core/protocol/error_codes.h"
 #include "core/protocol/messages/list_offsets.h"
 
@@ -27,6 +27,11 @@ using protocol::ListOffsetsRequest;
 using protocol::ListOffsetsResponse;
 
 constexpr int32_t kConsumerReplicaId = -1;
+
+// A consumer sees up to the high watermark; other replica ids (the -2 debug consumer) up to the log end.
+cluster::ReadUpTo visible_to(const ListOffsetsRequest& request) {
+  return request.replica_id == kConsumerReplicaId ? cluster::ReadUpTo::kHighWatermark : cluster::ReadUpTo::kLogEnd;
+}
 
 // The first version that may ask for each special timestamp.
 int16_t first_version_for(int64_t special_timestamp) {
@@ -53,68 +58,17 @@ ListOffsetsResponse::Partition lookup(RequestContext& ctx, const ListOffsetsRequ
   if (timestamp < 0 && ctx.version() < first_version_for(timestamp)) {
     return failed(wanted.partition_index, wire_code(ErrorCode::kUnsupportedVersion));
   }
-  std::shared_ptr<storage::PartitionLog> log = ctx.broker.logs().find_shared({topic, wanted.partition_index});
-  if (log == nullptr) return failed(wanted.partition_index, wire_code(ErrorCode::kUnknownTopicOrPartition));
-  if (int16_t fenced = check_current_leader_epoch(wanted.current_leader_epoch); fenced != 0) {
-    return failed(wanted.partition_index, fenced);
-  }
+  std::shared_ptr<cluster::Partition> partition = ctx.broker.partitions().find({topic, wanted.partition_index});
+  if (partition == nullptr) return failed(wanted.partition_index, wire_code(ErrorCode::kUnknownTopicOrPartition));
+  Result<std::optional<cluster::TimestampAndOffset>> found =
+      partition->offset_for_timestamp(timestamp, visible_to(request), wanted.current_leader_epoch);
+  if (!found.ok()) return failed(wanted.partition_index, wire_code(to_error_code(found.status())));
   ListOffsetsResponse::Partition out = failed(wanted.partition_index, 0);
-  out.leader_epoch = kCurrentLeaderEpoch;
-  if (timestamp == protocol::kEarliestTimestamp || timestamp == protocol::kEarliestLocalTimestamp) {
-    out.offset = log->log_start_offset();
-  } else if (timestamp == protocol::kLatestTimestamp) {
-    // Kafka: a consumer sees up to the HW (read_uncommitted) or the LSO (read_committed), equal here; other
-    // replica ids (the -2 debug consumer) see the log end.
-    out.offset = request.replica_id == kConsumerReplicaId ? log->high_watermark() : log->log_end_offset();
-  } else if (timestamp == protocol::kLatestTieredTimestamp) {
-    out.leader_epoch = kUndefinedEpoch;  // offset and timestamp stay -1: nothing is tiered
-  } else {
-    Result<std::optional<storage::OffsetAndTimestamp>> found =
-        timestamp == protocol::kMaxTimestamp ? log->max_timestamp() : log->offset_for_timestamp(timestamp);
-    if (!found.ok()) {
-      const int16_t error = found.status().code() == Code::kClosed ? wire_code(ErrorCode::kUnknownTopicOrPartition)
-                                                                   : wire_code(to_error_code(found.status()));
-      return failed(wanted.partition_index, error);
-    }
-    if (!found->has_value()) return failed(wanted.partition_index, 0);  // none: offset and timestamp -1
-    out.offset = (*found)->offset;
-    out.timestamp = (*found)->timestamp;
-  }
+  if (!found->has_value()) return out;  // none: offset, timestamp and leader epoch -1
+  out.offset = (*found)->offset;
+  out.timestamp = (*found)->timestamp;
+  out.leader_epoch = (*found)->leader_epoch;
   return out;
-}
-
-// v0's answer (UnifiedLog.legacyFetchOffsetsBefore): a list of entries, one per segment (its base offset, raised to
-// the log start, with its time) and the log end at `now_ms` when the active segment holds data; the answer is the
-// offsets of the last entry dated at or before `timestamp` (-1: the last entry, -2: the first) and of the entries
-// before it, newest first, at most `max_num_offsets`. Kafka dates a segment by its file's modification time, which
-// the Env does not offer: here a segment is dated by its largest record timestamp, and never before the segment
-// ahead of it (appends come in order, and so do modification times).
-std::vector<int64_t> legacy_offsets_before(const storage::PartitionLog& log, int64_t timestamp,
-                                           int32_t max_num_offsets, int64_t now_ms) {
-  struct Entry {
-    int64_t offset;
-    int64_t time_ms;
-  };
-  const std::vector<storage::SegmentInfo> segments = log.segments();
-  std::vector<Entry> entries;
-  int64_t time_ms = -1;
-  for (const storage::SegmentInfo& segment : segments) {
-    time_ms = std::max(time_ms, segment.max_timestamp);
-    entries.push_back({std::max(segment.base_offset, log.log_start_offset()), time_ms});
-  }
-  if (!segments.empty() && segments.back().size_bytes > 0) entries.push_back({log.log_end_offset(), now_ms});
-  auto last = static_cast<std::ptrdiff_t>(entries.size()) - 1;
-  if (timestamp == protocol::kEarliestTimestamp) {
-    last = std::min<std::ptrdiff_t>(last, 0);
-  } else if (timestamp != protocol::kLatestTimestamp) {
-    while (last >= 0 && entries[static_cast<size_t>(last)].time_ms > timestamp) --last;
-  }
-  std::vector<int64_t> offsets;
-  for (std::ptrdiff_t i = last; i >= 0 && std::ssize(offsets) < max_num_offsets; --i) {
-    offsets.push_back(entries[static_cast<size_t>(i)].offset);
-  }
-  std::stable_sort(offsets.begin(), offsets.end(), std::greater<>());
-  return offsets;
 }
 
 ListOffsetsResponse::Partition legacy_lookup(RequestContext& ctx, const ListOffsetsRequest& request,
@@ -122,20 +76,13 @@ ListOffsetsResponse::Partition legacy_lookup(RequestContext& ctx, const ListOffs
   if (wanted.timestamp < protocol::kEarliestTimestamp) {
     return failed(wanted.partition_index, wire_code(ErrorCode::kUnsupportedVersion));
   }
-  std::shared_ptr<storage::PartitionLog> log = ctx.broker.logs().find_shared({topic, wanted.partition_index});
-  if (log == nullptr) return failed(wanted.partition_index, wire_code(ErrorCode::kUnknownTopicOrPartition));
+  std::shared_ptr<cluster::Partition> partition = ctx.broker.partitions().find({topic, wanted.partition_index});
+  if (partition == nullptr) return failed(wanted.partition_index, wire_code(ErrorCode::kUnknownTopicOrPartition));
   // Kafka sizes an array by the count and fails on a negative one (an unexpected exception there).
   if (wanted.max_num_offsets < 0) return failed(wanted.partition_index, wire_code(ErrorCode::kUnknownServerError));
   ListOffsetsResponse::Partition out = failed(wanted.partition_index, 0);
-  out.old_style_offsets = legacy_offsets_before(*log, wanted.timestamp, wanted.max_num_offsets,
-                                                to_unix_ms(ctx.env.clock.wall_now()));
-  // A consumer sees nothing past the high watermark, which takes the place of the offsets beyond it.
-  const int64_t high_watermark = log->high_watermark();
-  std::vector<int64_t>& offsets = out.old_style_offsets;
-  if (!offsets.empty() && offsets.front() > high_watermark && request.replica_id == kConsumerReplicaId) {
-    std::erase_if(offsets, [&](int64_t offset) { return offset > high_watermark; });
-    offsets.insert(offsets.begin(), high_watermark);
-  }
+  out.old_style_offsets =
+      partition->legacy_offsets_before(wanted.timestamp, wanted.max_num_offsets, visible_to(request));
   return out;
 }
 

@@ -1,4 +1,5 @@
-// Metadata (3): this node as the only broker and controller, leader of every partition, with auto-creation of
+// Metadata (3): this node as the only broker and controller, each partition's leader, epoch and replicas as its
+// cluster::Partition tells them (this node, epoch 0, itself as the only replica and ISR), with auto-creation of
 // the topics named (auto.create.topics.enable, and the request's allow_auto_topic_creation from v4). Version quirks,
 // as KafkaApis.handleTopicMetadataRequest has them:
 //   - v0: an empty topic list means every topic (v1+: null does, empty means none);
@@ -11,7 +12,11 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <memory>
+#include <string>
 
+#include "core/base/assert.h"
+#include "core/cluster/partition_manager.h"
 #include "core/kafka/broker.h"
 #include "core/kafka/handlers/handlers.h"
 #include "core/kafka/topic_names.h"
@@ -39,19 +44,26 @@ int32_t operation_bits(std::initializer_list<int> codes) {
 const int32_t kTopicOperations = operation_bits({3, 4, 5, 6, 7, 8, 10, 11});
 const int32_t kClusterOperations = operation_bits({5, 7, 8, 9, 10, 11, 12});
 
-MetadataResponse::Topic describe(const TopicInfo& info, int32_t node_id) {
+MetadataResponse::Partition describe_partition(const cluster::PartitionManager& partitions, const std::string& topic,
+                                               int32_t index) {
+  const std::shared_ptr<cluster::Partition> partition = partitions.find({topic, index});
+  SLUICE_ASSERT(partition != nullptr);  // the topic table lists a topic only while all its partitions exist
+  MetadataResponse::Partition out;
+  out.partition_index = index;
+  out.leader_id = partition->leader();
+  out.leader_epoch = partition->leader_epoch();
+  out.replica_nodes = partition->replicas();
+  out.isr_nodes = partition->in_sync_replicas();
+  return out;
+}
+
+MetadataResponse::Topic describe(const TopicInfo& info, const cluster::PartitionManager& partitions) {
   MetadataResponse::Topic topic;
   topic.name = info.name;
   topic.topic_id = info.id;
   topic.is_internal = is_internal_topic(info.name);
   for (int32_t p = 0; p < info.partitions; ++p) {
-    MetadataResponse::Partition partition;
-    partition.partition_index = p;
-    partition.leader_id = node_id;
-    partition.leader_epoch = 0;
-    partition.replica_nodes = {node_id};
-    partition.isr_nodes = {node_id};
-    topic.partitions.push_back(std::move(partition));
+    topic.partitions.push_back(describe_partition(partitions, info.name, p));
   }
   return topic;
 }
@@ -59,7 +71,7 @@ MetadataResponse::Topic describe(const TopicInfo& info, int32_t node_id) {
 MetadataResponse::Topic named_topic(RequestContext& ctx, const std::string& name, bool may_create) {
   TopicTable& topics = ctx.broker.topics();
   Result<const TopicInfo*> found = may_create ? topics.find_or_create(name) : topics.find(name);
-  if (found.ok() && *found != nullptr) return describe(**found, ctx.broker.config().node_id);
+  if (found.ok() && *found != nullptr) return describe(**found, ctx.broker.partitions());
   // Not created: Kafka still tells an invalid name (INVALID_TOPIC_EXCEPTION) from an unknown one.
   const Status status = found.ok() ? validate_topic_name(name) : found.status();
   MetadataResponse::Topic missing;
@@ -70,7 +82,7 @@ MetadataResponse::Topic named_topic(RequestContext& ctx, const std::string& name
 }
 
 MetadataResponse::Topic topic_by_id(RequestContext& ctx, const protocol::Uuid& id) {
-  if (const TopicInfo* info = ctx.broker.topics().find_by_id(id)) return describe(*info, ctx.broker.config().node_id);
+  if (const TopicInfo* info = ctx.broker.topics().find_by_id(id)) return describe(*info, ctx.broker.partitions());
   MetadataResponse::Topic unknown;
   unknown.error_code = static_cast<int16_t>(ErrorCode::kUnknownTopicId);
   unknown.name = std::nullopt;
@@ -102,9 +114,8 @@ bool names_are_valid(const MetadataRequest& request, int16_t version) {
 
 std::vector<MetadataResponse::Topic> requested_topics(RequestContext& ctx, const MetadataRequest& request) {
   std::vector<MetadataResponse::Topic> out;
-  const int32_t node_id = ctx.broker.config().node_id;
   if (request.all_topics(ctx.version())) {
-    for (const TopicInfo* info : ctx.broker.topics().all()) out.push_back(describe(*info, node_id));
+    for (const TopicInfo* info : ctx.broker.topics().all()) out.push_back(describe(*info, ctx.broker.partitions()));
   } else if (request.by_topic_id()) {
     for (const MetadataRequest::Topic& topic : *request.topics) {
       if (!topic.topic_id.is_zero()) out.push_back(topic_by_id(ctx, topic.topic_id));

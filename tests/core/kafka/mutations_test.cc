@@ -47,7 +47,7 @@ Produced produce_twice(const MutationSet& mutations) {
       out.bases.push_back(partition.base_offset);
       out.log_end_at_answer.push_back(broker.logs().find({"t", 0})->log_end_offset());
     }
-    env.scheduler.sleep_for(DeferredAppends::kDelay * 5);
+    env.scheduler.sleep_for(cluster::DeferredAppends::kDelay * 5);
     out.log_end_later = broker.logs().find({"t", 0})->log_end_offset();
   }));
   return out;

@@ -41,6 +41,25 @@ inline Bytes batch_of(int records, int64_t timestamp, const std::string& tag = "
   return batch_with(std::vector<int64_t>(static_cast<size_t>(records), timestamp), tag, pad);
 }
 
+// `count` records of idempotent producer `producer_id` at `epoch`, the first with sequence `sequence`, timestamps
+// from `timestamp` on.
+inline Bytes idempotent_batch(int64_t producer_id, int16_t epoch, int32_t sequence, int count = 1,
+                              int64_t timestamp = 1700000000000) {
+  std::vector<Record> records(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    records[static_cast<size_t>(i)].offset = i;
+    records[static_cast<size_t>(i)].timestamp = timestamp + i;
+    records[static_cast<size_t>(i)].value = Bytes{'v', static_cast<uint8_t>(i)};
+  }
+  BatchOptions options;
+  options.producer_id = producer_id;
+  options.producer_epoch = epoch;
+  options.base_sequence = sequence;
+  Result<Bytes> built = build_batch(records, options);
+  EXPECT_TRUE(built.ok()) << built.status().to_string();
+  return built.ok() ? *built : Bytes();
+}
+
 inline std::vector<BatchHeader> headers_of(ByteView bytes) {
   size_t consumed = 0;
   Result<std::vector<BatchSpan>> spans = split_batches(bytes, &consumed);

@@ -1,6 +1,7 @@
-// Idempotent producers (KIP-98 without transactions): producer ids for InitProducerId, and per partition the state
-// Kafka's ProducerStateManager keeps for each producer id: its epoch and its last five batches (sequence range,
-// offsets, timestamp).
+// Idempotent producers (KIP-98 without transactions), per partition: the state Kafka's ProducerStateManager keeps
+// for each producer id — its epoch and its last five batches (sequence range, offsets, timestamp) — and the rules a
+// batch must pass. `cluster::Partition` owns one ProducerState and applies it on its append path; producer ids are
+// handed out by kafka::ProducerIdManager (InitProducerId).
 //
 // The rules (Kafka 3.9 ProducerAppendInfo.checkProducerEpoch / checkSequence, UnifiedLog.append), checked in this
 // order for a batch with producer id >= 0:
@@ -18,35 +19,28 @@
 // as long as its original lies in that tail. A producer whose last batch lies before the tail starts afresh (rule
 // 5), which is what Kafka does for a producer whose data retention deleted.
 //
-// Producer ids come from blocks of kProducerIdBlockSize reserved in <data_dir>/producer-id-block (written
-// atomically before an id of a new block is handed out), as Kafka's controller hands out blocks: ids never repeat
-// across restarts, and only the first allocation of each block touches the disk. Unused ids of the block in use at
-// a crash are skipped.
-//
 // Fibers: all calls come from the broker node's fibers. Appends of one producer to one partition take turns (the
-// check, the append and the state update are one step); different producers append concurrently.
+// check, the append and the state update are one step: ProducerState::Turn); different producers append
+// concurrently.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <memory>
 #include <optional>
 #include <set>
 
 #include "core/base/result.h"
 #include "core/env/env.h"
 #include "core/env/sync.h"
-#include "core/storage/log_manager.h"
+#include "core/storage/partition_log.h"
 #include "core/storage/record_batch.h"
 
-namespace sluice::kafka {
+namespace sluice::cluster {
 
 inline constexpr size_t kProducerBatchesRetained = 5;          // Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN
-inline constexpr int64_t kProducerIdBlockSize = 1000;          // Kafka's ProducerIdManager block
 inline constexpr uint64_t kProducerScanBytes = 64ull << 20;    // log tail scanned to rebuild a partition's state
 inline constexpr int64_t kProducerIdExpirationMs = 86400000;   // producer.id.expiration.ms
-inline constexpr const char* kProducerIdBlockFile = "producer-id-block";
 
 // The last sequence of a batch: base + last offset delta, wrapping past INT32_MAX to 0 as Kafka's sequences do.
 int32_t last_sequence(const storage::BatchHeader& batch);
@@ -88,44 +82,46 @@ class PartitionProducers {
   std::map<int64_t, ProducerEntry> producers_;
 };
 
-class ProducerStateManager {
+// One partition's PartitionProducers with what its append path needs around them: the rebuild from the log on
+// first use, turns per producer, and the periodic expiry (producer.id.expiration.check.interval.ms).
+class ProducerState {
  public:
-  ProducerStateManager(Env env, storage::LogManager& logs);
-  ~ProducerStateManager();
-  ProducerStateManager(const ProducerStateManager&) = delete;
-  ProducerStateManager& operator=(const ProducerStateManager&) = delete;
+  explicit ProducerState(Env env);
+  ProducerState(const ProducerState&) = delete;
+  ProducerState& operator=(const ProducerState&) = delete;
 
-  // A producer id never handed out before, on this data directory.
-  Result<int64_t> allocate_producer_id();
+  // Rebuilds the state from the tail of `log` the first time; concurrent callers wait for that one rebuild. A
+  // failed rebuild is tried again by the next caller.
+  Status load_once(storage::PartitionLog& log);
 
-  struct Appended {
-    storage::AppendResult result;
-    bool duplicate = false;  // a retry: nothing was appended, `result` holds the original's offsets
+  // Producer `producer_id`'s turn on this partition, held for the life of the object.
+  class Turn {
+   public:
+    Turn(ProducerState& state, int64_t producer_id);
+    ~Turn();
+    Turn(const Turn&) = delete;
+    Turn& operator=(const Turn&) = delete;
+
+   private:
+    ProducerState& state_;
+    int64_t producer_id_;
   };
-  // Appends one validated batch of an idempotent producer (header.producer_id >= 0) through the log manager,
-  // after the checks above. Errors: those of check(), UNKNOWN_TOPIC_OR_PARTITION, and the log manager's.
-  // `defer_sync` as in LogManager::append; a retry answered from the state is `sync_deferred` too while its
-  // original is not synced yet, so that it is not acknowledged before the original could be.
-  Result<Appended> append(const storage::TopicPartition& tp, ByteView batch, const storage::BatchHeader& header,
-                          bool defer_sync = false);
 
-  // The partition's producers, rebuilt from its log when needed (tests, inspection).
-  Result<const PartitionProducers*> producers(const storage::TopicPartition& tp);
+  // Forgets expired producers when the check interval has passed since the last expiry.
+  void expire_when_due(int64_t log_start_offset);
+  PartitionProducers& producers() { return producers_; }
+  const PartitionProducers& producers() const { return producers_; }
 
  private:
-  struct PartitionState;
-
-  Result<std::shared_ptr<PartitionState>> state_for(const storage::TopicPartition& tp);
-  Status load(PartitionState& state, storage::PartitionLog& log);
-  Status load_id_block();
+  Status load(storage::PartitionLog& log);
 
   Env env_;
-  storage::LogManager& logs_;
-  std::map<storage::TopicPartition, std::shared_ptr<PartitionState>> partitions_;
-  Mutex ids_mutex_;
-  bool ids_loaded_ = false;
-  int64_t next_id_ = 0;
-  int64_t block_end_ = 0;  // ids below it are reserved on disk
+  PartitionProducers producers_;
+  bool loaded_ = false;
+  bool loading_ = false;
+  std::set<int64_t> busy_;  // producers with an append in flight
+  WaitQueue changed_;       // a load or an append ended
+  Instant next_expiry_{};
 };
 
-}  // namespace sluice::kafka
+}  // namespace sluice::cluster

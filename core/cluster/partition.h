@@ -1,0 +1,183 @@
+// Partition: one topic-partition as the Kafka handlers see it, between their validated requests and the partition's
+// log (Kafka 3.9's kafka.cluster.Partition). Handlers reach partition data only through it: produce (the acks=all
+// in-sync check, batch validation, the CreateTime max-timestamp correction, the topic's compression, the idempotent
+// producer check, the append, waking long polls, and the wait for the acknowledgement), fetch (bounded by the high
+// watermark, fenced by the leader epoch, the diverging-epoch check), ListOffsets, OffsetForLeaderEpoch and
+// DeleteRecords.
+//
+// On one node this node leads every partition in kInitialLeaderEpoch, its only replica is the whole ISR, the high
+// watermark is the log's (the log end, or what is synced of it for a `persisted` topic), and an acknowledgement
+// waits only for a `persisted` topic's sync. Replication changes those answers inside this class — leader(),
+// leader_epoch(), in_sync_replicas(), high_watermark() = the commit index, wait_acknowledged() = quorum commit —
+// and not its callers (core/cluster/README.md).
+//
+// Fibers: every call from the node's fibers; most may suspend. Callers hold the shared_ptr across suspensions: the
+// partition may be removed meanwhile (DeleteTopics), and its calls then fail with UNKNOWN_TOPIC_OR_PARTITION.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/base/bytes.h"
+#include "core/base/result.h"
+#include "core/cluster/leader_epoch.h"
+#include "core/cluster/producer_state.h"
+#include "core/env/env.h"
+#include "core/env/sync.h"
+#include "core/storage/log_manager.h"
+#include "core/storage/partition_log.h"
+#include "core/storage/record_batch.h"
+#include "core/storage/topic_config.h"
+#include "core/storage/topic_partition.h"
+
+namespace sluice::cluster {
+
+class DeferredAppends;
+
+// Kafka's acks: how many copies must hold a produce before it is answered.
+enum class Acks : int16_t { kNone = 0, kLeader = 1, kAll = -1 };
+// nullopt for a value outside {-1, 0, 1} (INVALID_REQUIRED_ACKS).
+std::optional<Acks> acks_from_wire(int16_t acks);
+
+// Which end of the log a reader may see (Kafka's FetchIsolation): consumers stop at the high watermark; other
+// replica ids of ListOffsets (the -2 debug consumer) see up to the log end.
+enum class ReadUpTo { kHighWatermark, kLogEnd };
+
+// What every partition of a node shares; the PartitionManager owns it and outlives its partitions' calls.
+struct PartitionContext {
+  Env env;
+  int32_t node_id;
+  storage::LogManager& logs;
+  WaitQueue& appended;                  // long polls wait here; every append notifies
+  DeferredAppends* deferred = nullptr;  // the ack-before-append mutation's queue; null unless it is planted
+};
+
+// One produce's outcome on a partition.
+struct Appended {
+  storage::AppendResult result;  // offsets, LogAppendTime, log start
+  bool duplicate = false;        // an idempotent retry: nothing was appended, `result` holds the original's offsets
+  // The answer must wait for wait_acknowledged(end_offset(), acks, deadline) first: today a `persisted` topic's sync.
+  bool awaits_acknowledgement = false;
+  int64_t end_offset() const { return result.last_offset + 1; }
+};
+
+// Where a fetch reads from and what it believes of the leader (Kafka's FetchRequest.PartitionData).
+struct FetchPosition {
+  int64_t offset = 0;
+  int32_t current_leader_epoch = kUndefinedEpoch;  // -1: not checked
+  int32_t last_fetched_epoch = kUndefinedEpoch;    // v12+: -1 skips the diverging-epoch check
+};
+
+struct PartitionRead {
+  storage::ReadResult data;  // whole batches below the high watermark, and the offsets when it was read
+  // Set when the fetcher's last fetched epoch ended before its fetch offset: no records, truncate to this first.
+  std::optional<EpochEndOffset> diverging;
+};
+
+// ListOffsets' answer for one partition (Kafka's TimestampAndOffset).
+struct TimestampAndOffset {
+  int64_t timestamp = -1;
+  int64_t offset = -1;
+  int32_t leader_epoch = kUndefinedEpoch;
+};
+
+class Partition : public std::enable_shared_from_this<Partition> {
+ public:
+  Partition(PartitionContext& context, storage::TopicPartition tp, storage::TopicConfig config, std::string topic_id,
+            std::shared_ptr<storage::PartitionLog> log);
+  Partition(const Partition&) = delete;
+  Partition& operator=(const Partition&) = delete;
+
+  const storage::TopicPartition& topic_partition() const { return tp_; }
+  const storage::TopicConfig& config() const { return config_; }
+  const std::string& topic_id() const { return topic_id_; }
+
+  // ---- Leadership: this node, in one epoch, with itself as the only (in-sync) replica ----
+  int32_t leader() const { return context_.node_id; }
+  bool is_leader() const { return leader() == context_.node_id; }
+  int32_t leader_epoch() const { return leader_epoch_; }
+  std::vector<int32_t> replicas() const { return {context_.node_id}; }
+  std::vector<int32_t> in_sync_replicas() const { return {context_.node_id}; }
+  // A request's CurrentLeaderEpoch: kNone when it matches (or is -1), else FENCED_ / UNKNOWN_LEADER_EPOCH.
+  ErrorCode check_leader_epoch(int32_t current_leader_epoch) const {
+    return check_current_leader_epoch(current_leader_epoch, leader_epoch_);
+  }
+  // OffsetForLeaderEpoch (Kafka's lastOffsetForLeaderEpoch): the epoch fence, then the end of the largest epoch
+  // <= `epoch` (-1 / -1 when undefined).
+  Result<EpochEndOffset> last_offset_for_leader_epoch(int32_t current_leader_epoch, int32_t epoch) const;
+
+  // ---- Offsets. Invariant: log start <= high watermark <= log end. ----
+  int64_t log_start_offset() const;
+  int64_t high_watermark() const;
+  int64_t log_end_offset() const;
+
+  // ---- Produce ----
+  // Appends one partition's records from a Produce request (Partition.appendRecordsToLeader with LogValidator):
+  // NOT_ENOUGH_REPLICAS for acks=all below min.insync.replicas, then the batch's validation (its per-record errors
+  // into `*record_errors`), the CreateTime max timestamp, the topic's compression, and for producer ids >= 0 the
+  // idempotence rules, which may answer a retry with its original offsets. The answer may go out at once unless
+  // `awaits_acknowledgement`. Wakes long polls when something was appended.
+  Result<Appended> append_records(ByteView records, Acks acks, std::vector<storage::RecordError>* record_errors);
+  // Returns once the offsets below `end_offset` are acknowledged at `acks` (today: synced, for a `persisted`
+  // topic, at every acks level). An error replaces the produce's answer for this partition. `deadline` is the
+  // produce's timeout_ms from its arrival: a quorum wait gives up there with REQUEST_TIMED_OUT (Kafka's
+  // DelayedProduce); a local sync is never abandoned, so one node does not use it.
+  Status wait_acknowledged(int64_t end_offset, Acks acks, Instant deadline);
+
+  // ---- Reads ----
+  // Whole batches from `position.offset` up to the high watermark, at most `max_bytes` (Kafka's fetchRecords):
+  // the leader-epoch fence, the diverging-epoch check, then the read. With `min_one_batch` the first batch comes
+  // whole whatever its size (KIP-74); without it a first batch over `max_bytes` is left out and max_bytes 0 reads
+  // nothing (only the range check and the offsets). OFFSET_OUT_OF_RANGE outside [log start, log end].
+  Result<PartitionRead> read(const FetchPosition& position, size_t max_bytes, bool min_one_batch);
+  // ListOffsets v1+ (Kafka's fetchOffsetForTimestamp): `timestamp` is a time or one of ListOffsets' special values
+  // (latest, earliest, earliest local, max timestamp, latest tiered); nullopt when no offset answers it.
+  Result<std::optional<TimestampAndOffset>> offset_for_timestamp(int64_t timestamp, ReadUpTo up_to,
+                                                                 int32_t current_leader_epoch);
+  // ListOffsets v0 (Kafka's legacyFetchOffsetsForTimestamp): up to `max_offsets` segment bases, newest first, of
+  // segments dated at or before `timestamp` (-1: latest, -2: earliest); a consumer's view stops at the high
+  // watermark. A segment is dated by its largest record timestamp (the Env has no file times).
+  std::vector<int64_t> legacy_offsets_before(int64_t timestamp, int32_t max_offsets, ReadUpTo up_to) const;
+
+  // ---- DeleteRecords ----
+  // Moves the log start to `offset` (-1: the high watermark) and returns the new log start (Kafka's
+  // deleteRecordsOnLeader): POLICY_VIOLATION unless cleanup.policy has delete, OFFSET_OUT_OF_RANGE below -1 or above
+  // the high watermark.
+  Result<int64_t> delete_records(int64_t offset);
+
+  // The partition's idempotent producers, rebuilt from its log when needed (tests, inspection).
+  Result<const PartitionProducers*> producers();
+
+ private:
+  friend class DeferredAppends;
+  friend class PartitionManager;
+
+  // Appends a batch that passed append_records' checks: idempotent ones through the producer state. `defer_sync`
+  // as in storage::AppendOptions.
+  Result<Appended> append_validated(ByteView batch, const storage::BatchHeader& header, bool defer_sync);
+  Result<Appended> append_idempotent(ByteView batch, const storage::BatchHeader& header, bool defer_sync);
+  Result<storage::AppendResult> append_to_log(ByteView batch, bool defer_sync);
+  Status check_in_sync_replicas(Acks acks) const;
+  Status check_not_removed() const;
+  Result<PartitionRead> read_up_to_high_watermark(int64_t offset, size_t max_bytes, bool min_one_batch);
+  void set_config(const storage::TopicConfig& config) { config_ = config; }
+  void notify_appended() { context_.appended.notify_all(); }
+  // Asserts the offsets' order and that neither the log start nor the log end ever went back.
+  void check_offsets() const;
+
+  PartitionContext& context_;
+  const storage::TopicPartition tp_;
+  storage::TopicConfig config_;  // kept equal to the log manager's by PartitionManager::alter_config
+  const std::string topic_id_;
+  const std::shared_ptr<storage::PartitionLog> log_;
+  int32_t leader_epoch_ = kInitialLeaderEpoch;
+  ProducerState producer_state_;
+  // The largest log start and log end seen, for check_offsets.
+  mutable int64_t seen_log_start_ = 0;
+  mutable int64_t seen_log_end_ = 0;
+};
+
+}  // namespace sluice::cluster

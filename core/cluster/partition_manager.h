@@ -1,0 +1,66 @@
+// PartitionManager: the node's partitions (Kafka 3.9's ReplicaManager, as far as one node needs it). It wraps each
+// partition the log manager holds in a cluster::Partition, creates, removes and reconfigures partitions for the
+// topic table, and owns what the partitions share: the long polls' wait queue and the ack-before-append
+// mutation's queue. Handlers look partitions up here and never reach the log manager for partition data.
+//
+// Fibers: every call from the node's fibers. find() never suspends; create, remove and alter_config suspend on
+// the file system. start() and stop() bracket the mutation's fiber; call stop() before the log manager closes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/base/mutations.h"
+#include "core/cluster/deferred_appends.h"
+#include "core/cluster/partition.h"
+#include "core/env/env.h"
+#include "core/env/sync.h"
+#include "core/storage/log_manager.h"
+
+namespace sluice::cluster {
+
+class PartitionManager {
+ public:
+  // Wraps every partition `logs` loaded. `node_id` leads them all; with the ack-before-append mutation in
+  // `mutations` produces are answered before their append (deferred_appends.h).
+  PartitionManager(Env env, int32_t node_id, storage::LogManager& logs, const MutationSet& mutations);
+  ~PartitionManager();
+  PartitionManager(const PartitionManager&) = delete;
+  PartitionManager& operator=(const PartitionManager&) = delete;
+
+  // Starts the mutation's fiber, when it is planted.
+  void start();
+  // Appends what the mutation still holds (it was acknowledged). From a fiber, before the log manager closes.
+  void stop();
+
+  // The partition, or null: callers that suspend while using it keep the shared_ptr (it may be removed meanwhile).
+  std::shared_ptr<Partition> find(const storage::TopicPartition& tp) const;
+  std::vector<storage::TopicPartition> partitions() const;
+
+  // Creates the partition's log with `config` and `topic_id` (log_manager.h) and its Partition.
+  Result<std::shared_ptr<Partition>> create(const storage::TopicPartition& tp, const storage::TopicConfig& config,
+                                            const std::string& topic_id);
+  // Gone for lookups at once, then its log is closed and its directory removed. kNotFound when absent.
+  Status remove(const storage::TopicPartition& tp);
+  // The partition's new config, persisted and in force at once (settings, retention, the produce checks).
+  Status alter_config(const storage::TopicPartition& tp, const storage::TopicConfig& config);
+
+  // Long polls wait here; every append notifies, and so does a stopping broker (their answer is due at once).
+  WaitQueue& appended() { return appended_; }
+  void notify_appended() { appended_.notify_all(); }
+
+ private:
+  std::shared_ptr<Partition> make_partition(const storage::TopicPartition& tp);
+
+  Env env_;
+  storage::LogManager& logs_;
+  WaitQueue appended_;
+  std::unique_ptr<DeferredAppends> deferred_;  // only with the ack-before-append mutation
+  PartitionContext context_;                   // refers to the three members above
+  std::map<storage::TopicPartition, std::shared_ptr<Partition>> partitions_;
+};
+
+}  // namespace sluice::cluster
