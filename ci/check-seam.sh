@@ -44,6 +44,11 @@ readonly ALLOWED=(
 readonly LAYERS=(
   "core/storage/.*|core/(cluster|kafka)/.*|storage lies below the partition layer and the Kafka handlers"
   "core/cluster/.*|core/kafka/.*|core/kafka depends on core/cluster, never the reverse (core/cluster/README.md)"
+  "core/cluster/metadata/.*|core/(broker|client|group|raft|storage)/.*|\
+the metadata state machine is pure: records in, an image out (core/cluster/metadata/README.md)"
+  "core/cluster/metadata/.*|core/cluster/[^/]*|the partition layer reads the cluster metadata, never the reverse"
+  "core/cluster/metadata/.*|core/env/[^r][^/]*|applying records does no I/O: of the Env, only random.h (placement)"
+  "core/cluster/metadata/.*|core/protocol/([^ew][^/]*|messages/.*)|of core/protocol, only error_codes.h and wire.h (Uuid)"
 )
 
 # --- Banned calls and names: "rule|extended regex|why". Matched on code with comments and strings removed. ---

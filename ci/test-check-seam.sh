@@ -88,6 +88,13 @@ expect_violation "spdlog outside log.cc" '#include <spdlog/spdlog.h>'
 expect_violation "code after a closed block comment" '/* a comment */ int seed = std::rand();'
 expect_violation "core/cluster including core/kafka" '#include "core/kafka/broker.h"' cluster
 expect_violation "core/storage including core/cluster" '#include "core/cluster/partition.h"' storage
+expect_violation "core/cluster/metadata including core/storage" '#include "core/storage/topic_config.h"' cluster/metadata
+expect_violation "core/cluster/metadata including core/raft" '#include "core/raft/host.h"' cluster/metadata
+expect_violation "core/cluster/metadata including the partition layer" '#include "core/cluster/partition.h"' \
+  cluster/metadata
+expect_violation "core/cluster/metadata including the Env" '#include "core/env/env.h"' cluster/metadata
+expect_violation "core/cluster/metadata including a protocol message" '#include "core/protocol/messages/fetch.h"' \
+  cluster/metadata
 
 expect_ignored "violations in // comments" $'// #include <thread>\nint x = 1;  // std::chrono::steady_clock::now()'
 expect_ignored "violations in /* */ comments" $'/*\n#include <sys/socket.h>\nstd::random_device d;\n*/'
