@@ -10,6 +10,8 @@ namespace {
 // Rounds in one wake-up before the driver yields to the node's other fibers (a round that keeps producing work,
 // say a follower catching up 64 entries at a time, must not starve the transport that feeds it).
 constexpr int kMaxRoundsPerWake = 64;
+// Payload bytes read back per step of applying committed entries (at least one entry is read).
+constexpr uint64_t kApplyBytesMax = uint64_t{1} << 20;
 
 }  // namespace
 
@@ -362,7 +364,7 @@ void RaftHost::apply_committed(Group& group) {
   SLUICE_ASSERT(commit <= log.last_index());
   while (group.applied < commit) {
     const size_t want = static_cast<size_t>(std::min<Index>(commit - group.applied, 256));
-    std::vector<Entry> entries = log.read(group.applied + 1, want);
+    std::vector<Entry> entries = log.read(group.applied + 1, want, kApplyBytesMax);
     SLUICE_ASSERT(!entries.empty() && entries.size() <= want);
     for (const Entry& entry : entries) {
       const Index index = ++group.applied;

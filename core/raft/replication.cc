@@ -86,7 +86,7 @@ void Raft::send_append(NodeId to) {
   Message m{.type = MessageType::kAppend, .to = to, .log_index = progress.next - 1, .commit = commit_};
   m.log_term = log_.term_at(m.log_index);
   if (progress.next <= log_.last_index()) {
-    m.entries = log_.read(progress.next, options_.max_entries_per_append);
+    m.entries = log_.read(progress.next, options_.max_entries_per_append, options_.max_bytes_per_append);
     if (m.entries.empty()) return;  // the log failed (a disk error); its driver stops the group
   }
   const Index last_sent = m.log_index + m.entries.size();
