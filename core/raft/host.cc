@@ -1,6 +1,7 @@
 #include "core/raft/host.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "core/base/assert.h"
 
@@ -10,6 +11,9 @@ namespace {
 // Rounds in one wake-up before the driver yields to the node's other fibers (a round that keeps producing work,
 // say a follower catching up 64 entries at a time, must not starve the transport that feeds it).
 constexpr int kMaxRoundsPerWake = 64;
+// Entries and payload bytes read back per step of applying committed entries (at least one entry is read).
+constexpr size_t kApplyEntriesMax = 256;
+constexpr uint64_t kApplyBytesMax = uint64_t{1} << 20;
 
 }  // namespace
 
@@ -23,21 +27,32 @@ std::string_view propose_outcome_name(ProposeOutcome outcome) {
       return "lost";
     case ProposeOutcome::kUnknown:
       return "unknown";
+    case ProposeOutcome::kAppended:
+      return "appended";
   }
   return "?";
 }
 
-struct RaftHost::Proposal {
-  explicit Proposal(Scheduler& scheduler, std::string payload) : payload(std::move(payload)), done(scheduler) {}
+// A proposal (until the driver appends it) or a wait for an entry's commit: whoever waits holds it, and so does the
+// group's pending map while its fate is open.
+struct RaftHost::Waiter {
+  explicit Waiter(Scheduler& scheduler) : done(scheduler) {}
   void finish(Proposed outcome) {
     SLUICE_ASSERT(!finished);
+    SLUICE_ASSERT(outcome.outcome != ProposeOutcome::kCommitted || outcome.last_index >= 1);
     result = outcome;
     finished = true;
     done.set();
   }
+  // A proposal's, until it is appended.
   std::string payload;
+  Index count = 1;
+  ProposeWait wait = ProposeWait::kCommitted;
+  // wait_committed: settle as kNotLeader once this node no longer leads the entry's term. A proposal waiting for
+  // its fate keeps waiting instead (its kNotLeader means "never appended").
+  bool stop_on_leader_loss = false;
   Event done;
-  Proposed result;
+  Proposed result;  // once appended: index, last_index and term (what the fate is judged by)
   bool finished = false;
 };
 
@@ -45,13 +60,18 @@ struct RaftHost::Group {
   GroupId id = 0;
   GroupStorage* storage = nullptr;
   CommitMode mode = CommitMode::kPersisted;
+  GroupHooks hooks;
   std::unique_ptr<Raft> raft;
-  Index applied = 0;
+  Index applied = 0;         // apply_entries: the last index applied
+  Index reported_commit = 0;  // the last commit index on_commit was told of
   Term reported_leader_term = 0;  // the last term on_leader was told of
+  std::optional<std::tuple<Role, Term, NodeId>> reported_role;  // the last on_role_change
+  // What the waiters were last fully judged against: (online, role, term, term at the commit index).
+  std::optional<std::tuple<bool, Role, Term, Term>> judged;
   bool dirty = false;
   bool online = true;
   bool unsynced = false;  // `replicated`: appended entries wait for the periodic sync
-  std::multimap<Index, std::shared_ptr<Proposal>> pending;  // by the index each was appended at
+  std::multimap<Index, std::shared_ptr<Waiter>> pending;  // by the last index each waits for
 };
 
 RaftHost::RaftHost(Env& env, NodeId self, HostOptions options, Send send, Apply apply, LeaderChange on_leader)
@@ -83,7 +103,7 @@ RaftHost::~RaftHost() {
 }
 
 void RaftHost::add_group(GroupId id, Membership membership, GroupStorage& storage,
-                         std::optional<CommitMode> commit_mode) {
+                         std::optional<CommitMode> commit_mode, GroupHooks hooks) {
   SLUICE_ASSERT_MSG(!started_, "groups are added before the host starts");
   SLUICE_ASSERT_MSG(!groups_.contains(id), "a group is added once");
   SLUICE_ASSERT(membership.contains(self_));
@@ -93,6 +113,7 @@ void RaftHost::add_group(GroupId id, Membership membership, GroupStorage& storag
   group->id = id;
   group->storage = &storage;
   group->mode = options.commit_mode;
+  group->hooks = std::move(hooks);
   group->raft = std::make_unique<Raft>(options, std::move(membership), storage.log(), storage.hard_state(),
                                        env_.random);
   SLUICE_ASSERT(group->raft->id() == self_);
@@ -127,10 +148,15 @@ void RaftHost::receive(NodeId from, std::vector<Envelope>& batch) {
   wake();
 }
 
-Proposed RaftHost::propose(GroupId group, std::string payload, Instant deadline) {
+Proposed RaftHost::propose(GroupId group, std::string payload, Index count, Instant deadline, ProposeWait wait) {
   SLUICE_ASSERT_MSG(env_.scheduler.in_fiber(), "propose waits: call it from a fiber");
+  SLUICE_ASSERT(count >= 1);
+  SLUICE_ASSERT(count <= kEntryCountMax);
   if (stopping_ || !groups_.contains(group)) return Proposed{ProposeOutcome::kNotLeader};
-  auto proposal = std::make_shared<Proposal>(env_.scheduler, std::move(payload));
+  auto proposal = std::make_shared<Waiter>(env_.scheduler);
+  proposal->payload = std::move(payload);
+  proposal->count = count;
+  proposal->wait = wait;
   commands_.push_back(Command{group, Command::Kind::kPropose, proposal});
   wake();
   if (!proposal->done.wait_until(deadline) && !proposal->finished) {
@@ -138,7 +164,37 @@ Proposed RaftHost::propose(GroupId group, std::string payload, Instant deadline)
     unknown.outcome = ProposeOutcome::kUnknown;
     return unknown;
   }
+  SLUICE_ASSERT(wait == ProposeWait::kAppended || proposal->result.outcome != ProposeOutcome::kAppended);
   return proposal->result;
+}
+
+Proposed RaftHost::wait_committed(GroupId group, Index last_index, Term term, Instant deadline) {
+  SLUICE_ASSERT_MSG(env_.scheduler.in_fiber(), "wait_committed waits: call it from a fiber");
+  SLUICE_ASSERT(last_index >= 1);
+  SLUICE_ASSERT(term >= 1);
+  auto it = groups_.find(group);
+  if (it == groups_.end()) return Proposed{ProposeOutcome::kNotLeader};
+  Group& g = *it->second;
+  auto waiter = std::make_shared<Waiter>(env_.scheduler);
+  waiter->stop_on_leader_loss = true;
+  waiter->result = Proposed{.outcome = ProposeOutcome::kUnknown, .term = term, .last_index = last_index};
+  const RaftLog& log = g.storage->log();
+  if (last_index <= log.last_index() && log.term_at(last_index) == term) {
+    waiter->result.index = log.entry_start(last_index);
+  }
+  if (const std::optional<ProposeOutcome> known = fate(g, *waiter)) {
+    Proposed now = waiter->result;
+    now.outcome = *known;
+    now.leader = g.online ? g.raft->leader() : kNoNode;
+    return now;
+  }
+  if (stopping_) return waiter->result;  // kUnknown: nobody will settle it
+  g.pending.emplace(last_index, waiter);
+  // At the deadline the result is still kUnknown; the waiter stays in the pending map until the driver settles it
+  // (its fate becomes known, or the host stops), which no one then reads.
+  waiter->done.wait_until(deadline);
+  SLUICE_ASSERT(waiter->finished || waiter->result.outcome == ProposeOutcome::kUnknown);
+  return waiter->result;
 }
 
 void RaftHost::campaign(GroupId group) {
@@ -197,8 +253,11 @@ void RaftHost::drive() {
     }
   }
   for (auto& [id, group] : groups_) {
-    for (auto& [index, proposal] : group->pending) {
-      if (!proposal->finished) proposal->finish(Proposed{ProposeOutcome::kUnknown, index, proposal->result.term});
+    for (auto& [index, waiter] : group->pending) {
+      if (waiter->finished) continue;
+      Proposed unknown = waiter->result;
+      unknown.outcome = ProposeOutcome::kUnknown;
+      waiter->finish(unknown);
     }
     group->pending.clear();
   }
@@ -254,21 +313,9 @@ void RaftHost::run_commands() {
     Group* group = it == groups_.end() ? nullptr : it->second.get();
     const bool usable = group != nullptr && group->online;
     switch (command.kind) {
-      case Command::Kind::kPropose: {
-        Proposal& proposal = *command.proposal;
-        const Index index = usable ? group->raft->propose(proposal.payload) : 0;
-        if (index == 0) {
-          proposal.finish(Proposed{ProposeOutcome::kNotLeader, 0, 0, usable ? group->raft->leader() : kNoNode});
-          break;
-        }
-        SLUICE_ASSERT(group->raft->role() == Role::kLeader);
-        SLUICE_ASSERT(group->storage->log().term_at(index) == group->raft->term());
-        proposal.result = Proposed{ProposeOutcome::kUnknown, index, group->raft->term()};
-        proposal.payload.clear();
-        group->pending.emplace(index, command.proposal);
-        mark_dirty(*group);
+      case Command::Kind::kPropose:
+        propose_now(usable ? group : nullptr, command.proposal);
         break;
-      }
       case Command::Kind::kCampaign:
         if (usable) group->raft->campaign();
         if (usable) mark_dirty(*group);
@@ -279,6 +326,28 @@ void RaftHost::run_commands() {
         break;
     }
   }
+}
+
+void RaftHost::propose_now(Group* group, const std::shared_ptr<Waiter>& proposal) {
+  SLUICE_ASSERT(!proposal->finished);
+  const Index first = group != nullptr ? group->raft->propose(std::move(proposal->payload), proposal->count) : 0;
+  proposal->payload.clear();
+  if (first == 0) {
+    proposal->finish(Proposed{ProposeOutcome::kNotLeader, 0, 0, group != nullptr ? group->raft->leader() : kNoNode});
+    return;
+  }
+  const Index last = first + proposal->count - 1;
+  const RaftLog& log = group->storage->log();
+  SLUICE_ASSERT(group->raft->role() == Role::kLeader);
+  SLUICE_ASSERT(log.last_index() == last);
+  SLUICE_ASSERT(log.entry_start(last) == first);
+  SLUICE_ASSERT(log.term_at(last) == group->raft->term());
+  const Proposed appended{ProposeOutcome::kAppended, first, group->raft->term(), self_, last};
+  mark_dirty(*group);
+  if (proposal->wait == ProposeWait::kAppended) return proposal->finish(appended);
+  proposal->result = appended;
+  proposal->result.outcome = ProposeOutcome::kUnknown;
+  group->pending.emplace(last, proposal);
 }
 
 void RaftHost::run_rounds() {
@@ -312,11 +381,7 @@ bool RaftHost::round() {
       outbound[message.to].push_back(Envelope{group->id, std::move(message)});
     }
     ready.messages.clear();
-    if (group->raft->role() == Role::kLeader && group->reported_leader_term != group->raft->term()) {
-      group->reported_leader_term = group->raft->term();
-      if (on_leader_) on_leader_(group->id, group->raft->term());
-    }
-    apply_committed(*group);
+    report_role(*group);
     if (ready.hard_state || ready.sync_log_through != 0) to_persist.emplace_back(group, std::move(ready));
   }
   for (auto& [peer, batch] : outbound) {
@@ -325,7 +390,38 @@ bool RaftHost::round() {
     send_(peer, std::move(batch));
   }
   for (auto& [group, ready] : to_persist) persist(*group, ready);
+  for (Group* group : groups) {
+    if (group->online) after_round(*group);
+  }
   return !dirty_.empty();
+}
+
+void RaftHost::report_role(Group& group) {
+  SLUICE_ASSERT(group.online);
+  const Raft& raft = *group.raft;
+  if (raft.role() == Role::kLeader && group.reported_leader_term != raft.term()) {
+    group.reported_leader_term = raft.term();
+    if (on_leader_) on_leader_(group.id, raft.term());
+  }
+  const std::tuple<Role, Term, NodeId> now{raft.role(), raft.term(), raft.leader()};
+  if (group.reported_role == now) return;
+  group.reported_role = now;
+  if (group.hooks.on_role_change) group.hooks.on_role_change(raft.role(), raft.term(), raft.leader());
+}
+
+void RaftHost::after_round(Group& group) {
+  SLUICE_ASSERT(group.online);
+  const Index commit = group.raft->commit_index();
+  SLUICE_ASSERT(commit >= group.reported_commit);  // a commit index never goes back
+  if (group.hooks.apply_entries) {
+    apply_committed(group);
+    if (!group.online) return;  // reading the entries back failed
+  }
+  if (commit > group.reported_commit) {
+    group.reported_commit = commit;
+    if (group.hooks.on_commit) group.hooks.on_commit(commit);
+  }
+  resolve_pending(group);
 }
 
 void RaftHost::persist(Group& group, const Ready& ready) {
@@ -357,34 +453,80 @@ void RaftHost::sync_log(Group& group) {
 }
 
 void RaftHost::apply_committed(Group& group) {
+  SLUICE_ASSERT(group.hooks.apply_entries);
   const Index commit = group.raft->commit_index();
-  RaftLog& log = group.storage->log();
+  const RaftLog& log = group.storage->log();
   SLUICE_ASSERT(commit <= log.last_index());
+  SLUICE_ASSERT(log.is_entry_end(commit));
   while (group.applied < commit) {
-    const size_t want = static_cast<size_t>(std::min<Index>(commit - group.applied, 256));
-    std::vector<Entry> entries = log.read(group.applied + 1, want);
-    SLUICE_ASSERT(!entries.empty() && entries.size() <= want);
+    const std::vector<Entry> entries = log.read(group.applied + 1, kApplyEntriesMax, kApplyBytesMax);
+    if (entries.empty()) return take_offline(group, group.storage->status());  // the log failed to read
+    SLUICE_ASSERT(entries.size() <= kApplyEntriesMax);
     for (const Entry& entry : entries) {
-      const Index index = ++group.applied;
+      const Index first = group.applied + 1;
+      if (first > commit) break;  // the read went past the commit index
+      const Index last = first + entry.count - 1;
+      SLUICE_ASSERT(last <= commit);  // the commit index is an entry end
       ++stats_.entries_applied;
-      if (apply_) apply_(group.id, index, entry);
-      resolve(group, index, entry);
+      if (apply_) apply_(group.id, first, entry);
+      group.applied = last;
     }
   }
+  SLUICE_ASSERT(group.applied == commit);
 }
 
-void RaftHost::resolve(Group& group, Index index, const Entry& entry) {
-  auto [first, last] = group.pending.equal_range(index);
-  for (auto it = first; it != last; ++it) {
-    Proposal& proposal = *it->second;
-    if (proposal.finished) continue;
-    const bool ours = entry.term == proposal.result.term;
-    proposal.finish(Proposed{ours ? ProposeOutcome::kCommitted : ProposeOutcome::kLost, index, proposal.result.term,
-                             group.raft->leader()});
+std::optional<ProposeOutcome> RaftHost::fate(const Group& group, const Waiter& waiter) const {
+  const Raft& raft = *group.raft;
+  const RaftLog& log = group.storage->log();
+  const Index last = waiter.result.last_index;
+  const Term term = waiter.result.term;
+  SLUICE_ASSERT(last >= 1);
+  SLUICE_ASSERT(term >= 1);
+  const Index commit = raft.commit_index();
+  SLUICE_ASSERT(commit <= log.last_index());
+  // Committed entries never change: the entry there now is the one every later leader holds.
+  if (commit >= last) return log.term_at(last) == term ? ProposeOutcome::kCommitted : ProposeOutcome::kLost;
+  // The committed prefix ends in a later term: every later leader holds that entry at `commit`, and terms never
+  // decrease along a log, so no entry of `term` can ever commit above it.
+  if (log.term_at(commit) > term) return ProposeOutcome::kLost;
+  const bool leads_term = group.online && raft.role() == Role::kLeader && raft.term() == term;
+  if (leads_term && (last > log.last_index() || log.term_at(last) != term)) {
+    // The only leader of `term` is this node, and its log never loses an entry while it leads: no entry of `term`
+    // ends at `last`, and none ever will (a wait_committed with a position this node never returned).
+    return ProposeOutcome::kLost;
   }
-  group.pending.erase(first, last);
-  // Anything proposed below the applied index resolved at its own index; nothing is left behind.
-  SLUICE_ASSERT(group.pending.empty() || group.pending.begin()->first > index);
+  if (waiter.stop_on_leader_loss && !leads_term) return ProposeOutcome::kNotLeader;
+  return std::nullopt;
+}
+
+void RaftHost::resolve_pending(Group& group) {
+  if (group.pending.empty()) return;
+  const Raft& raft = *group.raft;
+  const Index commit = raft.commit_index();
+  const std::tuple<bool, Role, Term, Term> now{group.online, raft.role(), raft.term(),
+                                               group.storage->log().term_at(commit)};
+  // Only a commit can settle a waiter while the leadership and the committed term stay as they were: then the
+  // waiters at or below the commit index suffice.
+  const bool all = group.judged != now;
+  group.judged = now;
+  const auto end = all ? group.pending.end() : group.pending.upper_bound(commit);
+  for (auto it = group.pending.begin(); it != end;) {
+    Waiter& waiter = *it->second;
+    const std::optional<ProposeOutcome> outcome = waiter.finished ? std::nullopt : fate(group, waiter);
+    if (!waiter.finished && !outcome) {
+      ++it;
+      continue;
+    }
+    if (!waiter.finished) {
+      Proposed settled = waiter.result;
+      settled.outcome = *outcome;
+      settled.leader = raft.leader();
+      waiter.finish(settled);
+    }
+    it = group.pending.erase(it);
+  }
+  // Nothing at or below the commit index is left open: its fate is always known.
+  SLUICE_ASSERT(group.pending.empty() || group.pending.begin()->first > commit);
 }
 
 void RaftHost::take_offline(Group& group, const Status& why) {
@@ -392,6 +534,16 @@ void RaftHost::take_offline(Group& group, const Status& why) {
   group.online = false;
   ++stats_.groups_offline;
   env_.log.error("raft group {}: storage failed, offline until the node restarts: {}", group.id, why.message());
+  if (group.hooks.on_role_change) group.hooks.on_role_change(Role::kFollower, group.raft->term(), kNoNode);
+  // Nothing more is learned about this group in this host's life: settle every waiter with what is known.
+  for (auto& [last, waiter] : group.pending) {
+    if (waiter->finished) continue;
+    Proposed settled = waiter->result;
+    settled.outcome = fate(group, *waiter).value_or(ProposeOutcome::kUnknown);
+    settled.leader = kNoNode;
+    waiter->finish(settled);
+  }
+  group.pending.clear();
 }
 
 }  // namespace sluice::raft

@@ -24,8 +24,9 @@ std::string to_string(const Message& m) {
                     std::to_string(m.to) + " term=" + std::to_string(m.term) + " log=" +
                     std::to_string(m.log_index) + "@" + std::to_string(m.log_term);
   if (!m.entries.empty()) {
-    out += " entries=" + std::to_string(m.entries.size()) + "(terms " + std::to_string(m.entries.front().term) + ".." +
-           std::to_string(m.entries.back().term) + ")";
+    out += " entries=" + std::to_string(m.entries.size()) + "(indexes " + std::to_string(m.log_index + 1) + ".." +
+           std::to_string(m.log_index + span_of(m.entries)) + ", terms " + std::to_string(m.entries.front().term) +
+           ".." + std::to_string(m.entries.back().term) + ")";
   }
   if (m.commit != 0) out += " commit=" + std::to_string(m.commit);
   if (m.reject) out += " reject hint=" + std::to_string(m.hint_index) + "@" + std::to_string(m.hint_term);

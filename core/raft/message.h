@@ -15,7 +15,7 @@ enum class MessageType : uint8_t {
   kPreVoteResponse,    // reject; term: the request's term when granted, the responder's when refused
   kVote,               // log_index/log_term: the candidate's last entry; transfer: caused by TimeoutNow
   kVoteResponse,       // reject
-  kAppend,             // log_index/log_term: the entry before `entries`; commit: the leader's commit index
+  kAppend,             // log_index/log_term: the index (an entry end) before `entries`; commit: the leader's commit
   kAppendResponse,     // accepted: log_index = match that may be counted, hint_index = appended match;
                        // rejected: log_index = the refused prev index, hint_index/hint_term = where to look next
   kHeartbeat,          // commit: min(leader commit, the follower's match)

@@ -25,6 +25,8 @@ Raft::Raft(const Options& options, Membership membership, RaftLog& log, HardStat
   SLUICE_ASSERT(options_.heartbeat_ticks < options_.election_ticks);
   SLUICE_ASSERT(options_.max_inflight_appends >= 1);
   SLUICE_ASSERT(options_.max_entries_per_append >= 1);
+  SLUICE_ASSERT(options_.max_bytes_per_append >= 1);
+  SLUICE_ASSERT(log_.is_entry_end(log_.durable_index()));
   // The log may hold entries of a term whose hard state never reached the disk (written to the log before the
   // driver synced the term, then a process crash). The vote in that term is unknown, so refuse to vote in it at all.
   if (last_term() > hard_.term) {
@@ -119,8 +121,9 @@ void Raft::become_leader() {
   }
   heartbeat_elapsed_ = 0;
   election_elapsed_ = 0;
-  // A no-op of the new term: entries of earlier terms commit only beneath one of the leader's own (§5.4.2).
-  const Entry noop{.term = hard_.term, .payload = {}};
+  // A no-op of the new term: entries of earlier terms commit only beneath one of the leader's own (§5.4.2). It
+  // covers one index, as any entry may.
+  const Entry noop{.term = hard_.term, .count = 1, .payload = {}};
   log_.append(log_.last_index() + 1, std::span<const Entry>(&noop, 1));
   SLUICE_ASSERT(last_term() == hard_.term);
   broadcast_append();

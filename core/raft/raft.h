@@ -70,9 +70,10 @@ class Raft {
 
   void tick();
   void step(const Message& message);
-  // Leader only (and not while transferring leadership): appends the entry and starts replicating it. Returns its
-  // index, or 0 when this node cannot accept proposals.
-  Index propose(std::string payload);
+  // Leader only (and not while transferring leadership): appends one entry covering `count` indexes (1 to
+  // kEntryCountMax) and starts replicating it. Returns its first index (its last is first + count - 1), or 0 when
+  // this node cannot accept proposals.
+  Index propose(std::string payload, Index count = 1);
   // Starts an election now, as if the election timeout had passed (etcd's MsgHup). Voters only.
   void campaign();
   // Leader only: hand leadership to `target` (a voter) once it has the whole log (thesis §3.10).

@@ -1,5 +1,11 @@
 // Log replication: appends with log matching and conflict-term backtracking, follower truncation, pipelined appends
 // under a window, heartbeats carrying the commit index, the commit rule, check-quorum and leadership transfer.
+//
+// Spans: an entry covers Entry::count indexes. Everything the leader tracks per follower (match, next, the in-flight
+// window) and the commit index are indexes; match, commit and what an append ends at are always entry ends, and an
+// append always starts at an entry start (a `next` inside an entry is moved back to that entry's start). Within one
+// term a single leader produced a single sequence of entries, so two logs holding an entry of the same term at an
+// index hold the same entry there (same start, same count): log matching holds entry by entry.
 #include <algorithm>
 
 #include "core/base/assert.h"
@@ -44,15 +50,19 @@ bool Raft::quorum_active() const {
          }) >= 1;
 }
 
-Index Raft::propose(std::string payload) {
+Index Raft::propose(std::string payload, Index count) {
+  SLUICE_ASSERT(count >= 1);
+  SLUICE_ASSERT(count <= kEntryCountMax);
   if (role_ != Role::kLeader || transfer_target_ != kNoNode) return 0;
-  const Index index = log_.last_index() + 1;
-  const Entry entry{.term = hard_.term, .payload = std::move(payload)};
-  log_.append(index, std::span<const Entry>(&entry, 1));
-  SLUICE_ASSERT(log_.last_index() == index);
+  const Index first = log_.last_index() + 1;
+  const Entry entry{.term = hard_.term, .count = count, .payload = std::move(payload)};
+  log_.append(first, std::span<const Entry>(&entry, 1));
+  SLUICE_ASSERT(log_.last_index() == first + count - 1);
+  SLUICE_ASSERT(log_.entry_start(log_.last_index()) == first);
+  SLUICE_ASSERT(log_.term_at(first) == hard_.term);
   broadcast_append();
   maybe_commit();
-  return index;
+  return first;
 }
 
 void Raft::broadcast_append() {
@@ -75,21 +85,34 @@ bool Raft::paused(const Progress& progress) const {
 }
 
 // Sends what `to` lacks from its `next`, if its flow control allows; in the probe state an empty append asks where
-// the logs meet.
+// the logs meet. A `next` inside an entry (a rejection's hint can land there) is moved back to the entry's start:
+// appends carry whole entries.
 void Raft::send_append(NodeId to) {
   Progress& progress = progress_.at(to);
   SLUICE_ASSERT(progress.next >= 1);
   SLUICE_ASSERT(progress.next > progress.match);
   SLUICE_ASSERT(progress.next <= log_.last_index() + 1);
+  SLUICE_ASSERT(log_.is_entry_end(progress.match));
   if (paused(progress)) return;
   if (progress.state == ProgressState::kReplicate && progress.next > log_.last_index()) return;
+  if (progress.next <= log_.last_index() && log_.entry_start(progress.next) != progress.next) {
+    SLUICE_PROBE("raft.next_inside_an_entry");
+    progress.next = log_.entry_start(progress.next);
+  }
+  // match is an entry end, so the start of the entry holding `next` (above match) is above it too.
+  SLUICE_ASSERT(progress.next > progress.match);
   Message m{.type = MessageType::kAppend, .to = to, .log_index = progress.next - 1, .commit = commit_};
   m.log_term = log_.term_at(m.log_index);
+  SLUICE_ASSERT(log_.is_entry_end(m.log_index));
   if (progress.next <= log_.last_index()) {
-    m.entries = log_.read(progress.next, options_.max_entries_per_append);
+    m.entries = log_.read(progress.next, options_.max_entries_per_append, options_.max_bytes_per_append);
     if (m.entries.empty()) return;  // the log failed (a disk error); its driver stops the group
+    SLUICE_ASSERT(m.entries.size() <= options_.max_entries_per_append);
   }
-  const Index last_sent = m.log_index + m.entries.size();
+  const Index last_sent = m.log_index + span_of(m.entries);
+  SLUICE_ASSERT(last_sent <= log_.last_index());
+  SLUICE_ASSERT(log_.is_entry_end(last_sent));
+  SLUICE_ASSERT(m.entries.empty() || log_.term_at(last_sent) == m.entries.back().term);
   if (progress.state == ProgressState::kReplicate) {
     SLUICE_ASSERT(!m.entries.empty());
     progress.inflight.push_back(last_sent);
@@ -150,8 +173,9 @@ void Raft::handle_rejection(Progress& progress, const Message& m) {
   SLUICE_PROBE("raft.append_rejected");
   // The follower's log at hint_index has hint_term (and nothing above hint_index matches there). Skip every
   // entry of ours whose term is above hint_term: they cannot match (etcd's findConflictByTerm, on both sides).
-  Index next = std::min(m.hint_index, log_.last_index());
-  while (next > progress.match && log_.term_at(next) > m.hint_term) --next;
+  // The result may fall inside one of our entries; send_append moves it to that entry's start.
+  const Index next = log_.last_index_with_term_at_most(std::min(m.hint_index, log_.last_index()), m.hint_term);
+  SLUICE_ASSERT(next <= m.hint_index);
   progress.next = std::max(next + 1, progress.match + 1);
   progress.state = ProgressState::kProbe;
   progress.probe_sent = false;
@@ -202,6 +226,8 @@ void Raft::maybe_commit() {
   });
   SLUICE_ASSERT(quorum <= log_.last_index());
   if (quorum <= commit_) return;
+  // Every match (and the leader's durable index) is an entry end, so the quorum index is one too.
+  SLUICE_ASSERT(log_.is_entry_end(quorum));
   // Only an entry of the leader's own term commits by counting replicas; earlier ones commit beneath it (§5.4.2).
   if (log_.term_at(quorum) != hard_.term) {
     if (!options_.mutations.has(Mutation::kRaftCommitOldTermByCount)) return;
@@ -235,7 +261,11 @@ void Raft::handle_append(const Message& m) {
   if (role_ != Role::kFollower || leader_ != m.from) become_follower(hard_.term, m.from);
   election_elapsed_ = 0;
   const Index prev = m.log_index;
-  if (prev <= log_.last_index() && log_.term_at(prev) == m.log_term) return append_from_leader(m);
+  if (prev <= log_.last_index() && log_.term_at(prev) == m.log_term) {
+    // The leader's prev is an entry end of its log; we hold the same entry there (log matching), so ours too.
+    SLUICE_ASSERT(log_.is_entry_end(prev));
+    return append_from_leader(m);
+  }
   // Committed entries are on every later leader, so a mismatch can only be above our commit index.
   SLUICE_ASSERT(prev > commit_);
   const Index hint = follower_conflict_hint(prev, m.log_term);
@@ -251,34 +281,52 @@ void Raft::handle_append(const Message& m) {
 // The largest index at or below prev (and our last) whose term is at most the leader's term at prev: everything
 // above it differs from the leader's log.
 Index Raft::follower_conflict_hint(Index prev, Term prev_term) const {
-  Index hint = std::min(prev, log_.last_index());
-  while (hint > 0 && log_.term_at(hint) > prev_term) --hint;
+  const Index hint = log_.last_index_with_term_at_most(std::min(prev, log_.last_index()), prev_term);
+  SLUICE_ASSERT(hint <= prev);
+  SLUICE_ASSERT(log_.term_at(hint) <= prev_term);
   // The leader holds every committed entry, so the logs agree at least up to our commit index.
   SLUICE_ASSERT(hint >= commit_);
   return hint;
 }
 
+// Walks the leader's entries over ours by their counts: an entry of the same term at its start is the same entry
+// (skipped); the first whose term differs starts the suffix of a deposed leader, which is cut there and replaced.
 void Raft::append_from_leader(const Message& m) {
-  Index index = m.log_index;
+  Index index = m.log_index;  // the end of the last entry walked, in both logs
   SLUICE_ASSERT(index <= log_.last_index());
+  const Index end = m.log_index + span_of(m.entries);
   for (size_t i = 0; i < m.entries.size(); ++i) {
-    ++index;
-    if (index <= log_.last_index()) {
-      if (log_.term_at(index) == m.entries[i].term) continue;
+    const Entry& entry = m.entries[i];
+    const Index start = index + 1;
+    if (start <= log_.last_index()) {
+      // We hold entries from `start` on, and `index` is an entry end of ours, so an entry of ours starts there.
+      SLUICE_ASSERT(log_.entry_start(start) == start);
+      if (log_.term_at(start) == entry.term) {
+        // The same leader wrote both: the same entry, covering the same indexes.
+        SLUICE_ASSERT(start + entry.count - 1 <= log_.last_index());
+        SLUICE_ASSERT(log_.is_entry_end(start + entry.count - 1));
+        SLUICE_ASSERT(log_.term_at(start + entry.count - 1) == entry.term);
+        index = start + entry.count - 1;
+        continue;
+      }
       // The first entry that differs: everything from here on came from a deposed leader and never committed.
-      SLUICE_ASSERT(index > commit_);
+      SLUICE_ASSERT(start > commit_);
+      SLUICE_ASSERT(start > leader_match_);  // what this leader's entries matched cannot differ from them
       SLUICE_PROBE("raft.follower_truncated");
-      log_.truncate_suffix(index);
+      log_.truncate_suffix(start);
     }
-    SLUICE_ASSERT(index == log_.last_index() + 1);
-    log_.append(index, std::span<const Entry>(m.entries).subspan(i));
-    index = m.log_index + m.entries.size();
+    SLUICE_ASSERT(start == log_.last_index() + 1);
+    log_.append(start, std::span<const Entry>(m.entries).subspan(i));
+    index = end;
     break;
   }
-  SLUICE_ASSERT(index == m.log_index + m.entries.size());
+  SLUICE_ASSERT(index == end);
+  SLUICE_ASSERT(index <= log_.last_index());
+  SLUICE_ASSERT(log_.is_entry_end(index));
   leader_match_ = std::max(leader_match_, index);
   commit_ = std::max(commit_, std::min(m.commit, leader_match_));
   SLUICE_ASSERT(commit_ <= log_.last_index());
+  SLUICE_ASSERT(log_.is_entry_end(commit_));
   acknowledge_leader(false);
 }
 
@@ -313,6 +361,7 @@ void Raft::handle_heartbeat(const Message& m) {
   election_elapsed_ = 0;
   commit_ = std::max(commit_, std::min(m.commit, leader_match_));
   SLUICE_ASSERT(commit_ <= log_.last_index());
+  SLUICE_ASSERT(log_.is_entry_end(commit_));
   // Carries the countable match too, so an acknowledgement lost after a sync is repaired within a heartbeat.
   send(Message{.type = MessageType::kHeartbeatResponse, .to = m.from, .log_index = countable_match(),
                .hint_index = leader_match_});

@@ -27,6 +27,17 @@ std::string_view role_name(Role role) {
   SLUICE_UNREACHABLE();
 }
 
+Index span_of(std::span<const Entry> entries) {
+  Index span = 0;
+  for (const Entry& entry : entries) {
+    SLUICE_ASSERT(entry.count >= 1);
+    SLUICE_ASSERT(entry.count <= kEntryCountMax);
+    span += entry.count;
+  }
+  SLUICE_ASSERT(span >= entries.size());
+  return span;
+}
+
 bool Membership::is_voter(NodeId id) const { return has(voters, id) || has(voters_outgoing, id); }
 
 bool Membership::is_learner(NodeId id) const { return has(learners, id); }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,12 +17,22 @@ using Index = uint64_t;  // log indexes start at 1; index 0 is the empty prefix,
 
 inline constexpr NodeId kNoNode = 0;
 
-// One log entry. Its index is implied by its position (an append names the index before its first entry).
+// The most indexes one entry may cover (a Kafka batch holds at most INT32_MAX records; the file log stores a u32).
+inline constexpr Index kEntryCountMax = UINT32_MAX;
+
+// One log entry. It covers `count` consecutive indexes, [first, first + count), where `first` is implied by its
+// position (an append names the index where its first entry starts; each next entry starts where the previous one
+// ends). A partition log is the raft log with index = Kafka offset + 1: one entry is one record batch, `count` its
+// record count and `term` its partition leader epoch. Groups without such a log use count 1 throughout.
 struct Entry {
   Term term = 0;
+  Index count = 1;      // >= 1 and <= kEntryCountMax, always
   std::string payload;  // empty for the no-op a new leader appends
   bool operator==(const Entry&) const = default;
 };
+
+// The indexes the entries cover together (the sum of their counts).
+Index span_of(std::span<const Entry> entries);
 
 // What must survive a power loss before a node answers anything that depends on it (thesis §3.8).
 struct HardState {
@@ -67,6 +78,7 @@ struct Options {
   CommitMode commit_mode = CommitMode::kPersisted;
   uint32_t max_inflight_appends = 4;     // per follower in the replicate state
   uint32_t max_entries_per_append = 64;  // per append message
+  uint64_t max_bytes_per_append = 1 << 20;  // payload bytes per append message (always at least one entry)
   MutationSet mutations;                 // planted bugs; empty in the real world
 };
 

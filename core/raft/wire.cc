@@ -30,7 +30,10 @@ void put_message(Bytes& out, GroupId group, const Message& m) {
   }
   put_unsigned_varlong(&out, m.entries.size());
   for (const Entry& e : m.entries) {
+    SLUICE_ASSERT(e.count >= 1);
+    SLUICE_ASSERT(e.count <= kEntryCountMax);
     put_unsigned_varlong(&out, e.term);
+    put_unsigned_varlong(&out, e.count);
     put_string(out, e.payload);
   }
 }
@@ -69,12 +72,14 @@ Result<Envelope> read_envelope(ByteView& in) {
     SLUICE_ASSIGN_OR_RETURN(*field, read_u64(in, "message field"));
   }
   SLUICE_ASSIGN_OR_RETURN(uint64_t entries, read_u64(in, "entry count"));
-  // Each entry takes at least two bytes: a count past that is damage, not a reason to reserve memory.
-  if (entries > in.size() / 2) return malformed("entry count past the frame");
+  // Each entry takes at least three bytes: a count past that is damage, not a reason to reserve memory.
+  if (entries > in.size() / 3) return malformed("entry count past the frame");
   m.entries.reserve(entries);
   for (uint64_t i = 0; i < entries; ++i) {
     Entry e;
     SLUICE_ASSIGN_OR_RETURN(e.term, read_u64(in, "entry term"));
+    SLUICE_ASSIGN_OR_RETURN(e.count, read_u64(in, "entry index count"));
+    if (e.count == 0 || e.count > kEntryCountMax) return malformed(fmt::format("entry covering {} indexes", e.count));
     SLUICE_ASSIGN_OR_RETURN(uint64_t size, read_u64(in, "payload length"));
     if (size > in.size()) return malformed("payload past the frame");
     e.payload.assign(reinterpret_cast<const char*>(in.data()), size);

@@ -1,7 +1,8 @@
 // The raft transport's frames. Every frame: [u32 big-endian length of what follows][u8 version][u8 kind][body].
-// Kinds: a handshake (the dialer's node id, once, first) and a batch (envelopes: group id and message). Integers are
-// unsigned varints, so a heartbeat costs about a dozen bytes; decoding is total: malformed input is an error, never
-// an assertion or a read past the end.
+// Kinds: a handshake (the dialer's node id, once, first) and a batch (envelopes: group id and message; a message's
+// entries as term, index count and payload). Integers are unsigned varints, so a heartbeat costs about a dozen
+// bytes; decoding is total: malformed input (an entry covering no index included) is an error, never an assertion
+// or a read past the end.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,8 @@
 
 namespace sluice::raft {
 
-inline constexpr uint8_t kWireVersion = 1;
+// 2: each entry carries its index count (term, count, payload). A node refuses frames of another version.
+inline constexpr uint8_t kWireVersion = 2;
 inline constexpr size_t kFrameHeaderBytes = 4;  // the length; version and kind count in it
 
 enum class FrameKind : uint8_t { kHandshake = 1, kBatch = 2 };

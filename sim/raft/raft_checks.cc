@@ -43,11 +43,11 @@ Agreed check_agreement(const RaftHistory& h, CheckReport& report, bool enabled) 
     auto [it, inserted] = agreed.emplace(std::make_pair(a.group, a.index), &a);
     if (inserted || !enabled) continue;
     const RaftApplied& first = *it->second;
-    if (first.term != a.term || first.payload != a.payload) {
-      r.fail(fmt::format("group {} index {}: {} (boot {}) applied term {} '{}' at {:.3f}s, {} (boot {}) applied "
-                         "term {} '{}' at {:.3f}s",
-                         a.group, a.index, first.node, first.boot, first.term, first.payload, seconds(first.at), a.node,
-                         a.boot, a.term, a.payload, seconds(a.at)));
+    if (first.term != a.term || first.payload != a.payload || first.count != a.count) {
+      r.fail(fmt::format("group {} index {}: {} (boot {}) applied term {} '{}' ({} indexes) at {:.3f}s, {} (boot {}) "
+                         "applied term {} '{}' ({} indexes) at {:.3f}s",
+                         a.group, a.index, first.node, first.boot, first.term, first.payload, first.count,
+                         seconds(first.at), a.node, a.boot, a.term, a.payload, a.count, seconds(a.at)));
     }
   }
   report.count("raft entries agreed", static_cast<int64_t>(agreed.size()));

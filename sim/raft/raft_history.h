@@ -26,10 +26,11 @@ struct RaftApplied {
   std::string node;
   uint32_t boot = 0;
   raft::GroupId group = 0;
-  raft::Index index = 0;
+  raft::Index index = 0;  // the entry's first index
   raft::Term term = 0;
   std::string payload;
   Instant at{};
+  raft::Index count = 1;  // the indexes the entry covers, from `index`
 };
 
 struct RaftLeadership {

@@ -26,7 +26,7 @@ struct RaftWorld::Node {
   Event* stop = nullptr;           // set to stop the node gracefully
   bool stopping = false;
   bool boot_when_down = false;
-  std::map<raft::GroupId, raft::Index> applied;  // this boot's
+  std::map<raft::GroupId, raft::Index> applied;  // this boot's last applied index (an entry end) per group
   uint64_t next_payload = 0;
 };
 
@@ -141,8 +141,8 @@ void RaftWorld::run_node(Env env, Node& n) {
       env, n.id, options,
       [&transport](raft::NodeId to, std::vector<raft::Envelope> batch) { transport.send(to, std::move(batch)); },
       [this, &n, name, boot](raft::GroupId g, raft::Index index, const raft::Entry& entry) {
-        raft_.applied.push_back({name, boot, g, index, entry.term, entry.payload, world().now()});
-        n.applied[g] = index;
+        raft_.applied.push_back({name, boot, g, index, entry.term, entry.payload, world().now(), entry.count});
+        n.applied[g] = index + entry.count - 1;
       },
       [this, name](raft::GroupId g, raft::Term term) { raft_.leaderships.push_back({name, g, term, world().now()}); });
   for (int g = 1; g <= spec_.groups; ++g) host.add_group(static_cast<raft::GroupId>(g), membership, *storages[g - 1]);
@@ -190,16 +190,19 @@ void RaftWorld::propose_loop(Env env, Node& n) {
       size_t& count;
       ~InFlight() { --count; }
     } in_flight{in_flight_};
-    const raft::Proposed outcome =
-        host->propose(group, raft_.proposals[id].payload, env.clock.now() + kProposeDeadline);
+    // A span is drawn only when the scenario asks for one, so that scenarios of count-1 entries keep their draws.
+    const raft::Index count =
+        spec_.max_count > 1 ? 1 + env.random.uniform(static_cast<uint64_t>(spec_.max_count)) : raft::Index{1};
+    const raft::Proposed outcome = host->propose(group, raft_.proposals[id].payload, count,
+                                                 env.clock.now() + kProposeDeadline, raft::ProposeWait::kCommitted);
     RaftProposal& p = raft_.proposals[id];
     p.outcome = outcome;
     p.done = true;
     p.completed = world().now();
     if (outcome.outcome == raft::ProposeOutcome::kCommitted) {
-      committed_[group] = std::max(committed_[group], outcome.index);
+      committed_[group] = std::max(committed_[group], outcome.last_index);
       if (raft_.healed && p.invoked >= raft_.healed_at) {
-        committed_after_heal_[group] = std::max(committed_after_heal_[group], outcome.index);
+        committed_after_heal_[group] = std::max(committed_after_heal_[group], outcome.last_index);
       }
     }
   }

@@ -40,6 +40,9 @@ struct RaftSpec {
   Duration propose_every = std::chrono::milliseconds(50);  // per node, to a random group it leads
   Duration tick = std::chrono::milliseconds(100);
   int election_ticks = 10;
+  // A proposal is one entry covering 1 to max_count indexes, drawn per proposal (a partition's record batch of that
+  // many records); 1: every entry covers one index, and nothing is drawn.
+  int max_count = 1;
   // A leader still leading a term after another node led a later one, for longer than this, is a violation
   // (check-quorum should depose it within an election timeout). 0: not checked.
   Duration max_stale_leader{0};

@@ -121,6 +121,9 @@ Status parse_raft(TomlReader& root, Scenario& s) {
   SLUICE_ASSIGN_OR_RETURN(int64_t election_ticks, r.integer("election_ticks", 10));
   if (election_ticks < 2 || election_ticks > 1000) return invalid_argument("raft.election_ticks must be 2..1000");
   spec.election_ticks = static_cast<int>(election_ticks);
+  SLUICE_ASSIGN_OR_RETURN(int64_t max_count, r.integer("max_count", 1));
+  if (max_count < 1 || max_count > 1000000) return invalid_argument("raft.max_count must be 1..1000000");
+  spec.max_count = static_cast<int>(max_count);
   SLUICE_ASSIGN_OR_RETURN(spec.max_stale_leader, r.duration("max_stale_leader", Duration(0)));
   if (spec.propose_every <= Duration(0) || spec.tick <= Duration(0)) {
     return invalid_argument("raft.propose_every and raft.tick must be positive");
@@ -253,6 +256,7 @@ std::string to_toml(const Scenario& s, bool schedule_only) {
         "\n[raft]\ngroups = {}\ndurability = \"{}\"\npropose_every = \"{}\"\ntick = \"{}\"\nelection_ticks = {}\n",
         s.raft->groups, s.raft->durability, format_duration(s.raft->propose_every), format_duration(s.raft->tick),
         s.raft->election_ticks);
+    if (s.raft->max_count != 1) text += fmt::format("max_count = {}\n", s.raft->max_count);
     if (s.raft->max_stale_leader > Duration(0)) {
       text += fmt::format("max_stale_leader = \"{}\"\n", format_duration(s.raft->max_stale_leader));
     }

@@ -1,4 +1,5 @@
-// FileRaftLog against a model: random appends, truncations, syncs, power losses and reopens on the simulated disk.
+// FileRaftLog against a model: random appends (of entries covering 1 to 64 indexes), truncations at entry starts,
+// syncs, power losses and reopens on the simulated disk.
 // The model is a MemoryRaftLog (what the log holds now) plus a durable marker (how much of it must survive). After
 // every reopen the recovered log is a prefix of the model that includes everything synced.
 #include <gtest/gtest.h>
@@ -16,7 +17,7 @@ namespace {
 
 class ModelRun {
  public:
-  explicit ModelRun(uint64_t seed) : world_(seed + 7), rng_(seed) { world_.reopen(); }
+  explicit ModelRun(uint64_t seed) : world_(seed + 7), rng_(seed), rng_probe_(seed + 1000) { world_.reopen(); }
 
   void step() {
     const uint64_t op = rng_.uniform(100);
@@ -32,7 +33,13 @@ class ModelRun {
     ASSERT_EQ(log.last_index(), model_.last_index());
     ASSERT_GE(log.durable_index(), durable_);
     for (Index i = 0; i <= log.last_index(); ++i) ASSERT_EQ(log.term_at(i), model_.term_at(i)) << i;
+    for (Index i = 1; i <= log.last_index(); ++i) ASSERT_EQ(log.entry_start(i), model_.entry_start(i)) << i;
     ASSERT_EQ(all_entries(log), model_.entries());
+    if (log.last_index() > 0) {
+      const Index probe = 1 + rng_probe_.uniform(log.last_index());
+      const Term term = rng_probe_.uniform(log.term_at(log.last_index()) + 2);
+      ASSERT_EQ(log.last_index_with_term_at_most(probe, term), model_.last_index_with_term_at_most(probe, term));
+    }
   }
 
  private:
@@ -42,7 +49,9 @@ class ModelRun {
     Term term = model_.term_at(model_.last_index());
     for (size_t i = 0; i < count; ++i) {
       term += rng_.uniform(2);
-      entries.push_back(entry(term, std::string(rng_.uniform(900), static_cast<char>('a' + rng_.uniform(26)))));
+      const Index indexes = rng_.uniform(3) == 0 ? 1 + rng_.uniform(64) : 1;
+      entries.push_back(
+          entry(term, std::string(rng_.uniform(900), static_cast<char>('a' + rng_.uniform(26))), indexes));
     }
     world_.log->append(model_.last_index() + 1, entries);
     model_.append(model_.last_index() + 1, entries);
@@ -50,7 +59,7 @@ class ModelRun {
 
   void truncate() {
     if (model_.last_index() == 0) return;
-    const Index from = 1 + rng_.uniform(model_.last_index());
+    const Index from = model_.starts()[rng_.uniform(model_.starts().size())];
     world_.log->truncate_suffix(from);
     model_.truncate_suffix(from);
     durable_ = std::min(durable_, from - 1);
@@ -75,6 +84,7 @@ class ModelRun {
       ASSERT_EQ(log.last_index(), model_.last_index());
     }
     const std::vector<Entry> got = all_entries(log);
+    ASSERT_LE(got.size(), model_.entries().size());
     ASSERT_TRUE(std::equal(got.begin(), got.end(), model_.entries().begin())) << "not a prefix of the model";
     ASSERT_EQ(log.durable_index(), log.last_index());
     if (log.last_index() < model_.last_index()) model_.truncate_suffix(log.last_index() + 1);
@@ -84,6 +94,7 @@ class ModelRun {
 
   DiskWorld world_;
   Random rng_;
+  mutable Random rng_probe_;  // the queries check_equal makes
   MemoryRaftLog model_;
   Index durable_ = 0;
 };

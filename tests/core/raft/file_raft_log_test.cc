@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/crc32c.h"
 #include "core/raft/file_raft_log.h"
 #include "core/raft/raft.h"
 #include "core/raft/raft_log.h"
@@ -53,9 +54,9 @@ TYPED_TEST(RaftLogContract, AppendThenReadRoundTrips) {
   EXPECT_EQ(this->log().last_index(), 3u);
   EXPECT_EQ(this->log().term_at(1), 1u);
   EXPECT_EQ(this->log().term_at(3), 3u);
-  EXPECT_EQ(this->log().read(1, 10), entries);
-  EXPECT_EQ(this->log().read(2, 1), std::vector<Entry>{entries[1]});
-  EXPECT_EQ(this->log().read(3, 1), std::vector<Entry>{entries[2]});
+  EXPECT_EQ(this->log().read(1, 10, kAnyBytes), entries);
+  EXPECT_EQ(this->log().read(2, 1, kAnyBytes), std::vector<Entry>{entries[1]});
+  EXPECT_EQ(this->log().read(3, 1, kAnyBytes), std::vector<Entry>{entries[2]});
 }
 
 TYPED_TEST(RaftLogContract, DurableIndexAdvancesOnlyOnSync) {
@@ -76,7 +77,7 @@ TYPED_TEST(RaftLogContract, TruncateSuffixDropsTheTailAndLowersTheDurableIndex) 
   EXPECT_EQ(this->log().last_index(), 2u);
   EXPECT_EQ(this->log().durable_index(), 2u);
   this->append({entry(4, "C")});
-  EXPECT_EQ(this->log().read(1, 10), (std::vector<Entry>{entry(1, "a"), entry(1, "b"), entry(4, "C")}));
+  EXPECT_EQ(this->log().read(1, 10, kAnyBytes), (std::vector<Entry>{entry(1, "a"), entry(1, "b"), entry(4, "C")}));
   EXPECT_EQ(this->log().durable_index(), 2u);
   this->log().truncate_suffix(1);
   EXPECT_EQ(this->log().last_index(), 0u);
@@ -92,6 +93,74 @@ TYPED_TEST(RaftLogContract, TruncatingAboveTheDurableIndexKeepsIt) {
   this->log().truncate_suffix(3);
   EXPECT_EQ(this->log().durable_index(), 1u);
   EXPECT_EQ(this->log().last_index(), 2u);
+}
+
+// --- Spans: an entry covers `count` consecutive indexes ---
+
+TYPED_TEST(RaftLogContract, SpansCoverConsecutiveIndexes) {
+  // [1] [2..4] [5] [6..105] [106..107]
+  const std::vector<Entry> entries = {entry(1, ""), entry(1, "abc", 3), entry(2, "d"), entry(2, "batch", 100),
+                                      entry(4, "xy", 2)};
+  this->append({entries[0], entries[1]});
+  EXPECT_EQ(this->log().last_index(), 4u);
+  this->append({entries[2], entries[3], entries[4]});
+  EXPECT_EQ(this->log().last_index(), 107u);
+  const std::vector<std::pair<Index, Index>> starts = {{1, 1},  {2, 2},  {3, 2},   {4, 2},   {5, 5},
+                                                       {6, 6},  {7, 6},  {105, 6}, {106, 106}, {107, 106}};
+  for (const auto& [index, start] : starts) EXPECT_EQ(this->log().entry_start(index), start) << index;
+  const std::vector<std::pair<Index, Term>> terms = {{0, 0}, {1, 1}, {4, 1}, {5, 2}, {60, 2}, {105, 2}, {107, 4}};
+  for (const auto& [index, term] : terms) EXPECT_EQ(this->log().term_at(index), term) << index;
+  for (Index index : {0, 1, 4, 5, 105, 107}) EXPECT_TRUE(this->log().is_entry_end(index)) << index;
+  for (Index index : {2, 3, 6, 104, 106}) EXPECT_FALSE(this->log().is_entry_end(index)) << index;
+  EXPECT_EQ(all_entries(this->log()), entries);
+  EXPECT_EQ(this->log().read(6, 1, kAnyBytes), std::vector<Entry>{entries[3]});
+  EXPECT_EQ(this->log().read(2, 2, kAnyBytes), (std::vector<Entry>{entries[1], entries[2]}));
+}
+
+TYPED_TEST(RaftLogContract, TruncationAtASpanStartDropsWholeEntries) {
+  this->append({entry(1, "a", 10), entry(1, "b", 5), entry(2, "c", 7)});  // [1..10] [11..15] [16..22]
+  this->holder_.sync();
+  this->log().truncate_suffix(11);
+  EXPECT_EQ(this->log().last_index(), 10u);
+  EXPECT_EQ(this->log().durable_index(), 10u);
+  this->append({entry(3, "d", 2)});
+  EXPECT_EQ(this->log().last_index(), 12u);
+  EXPECT_EQ(this->log().entry_start(12), 11u);
+  EXPECT_EQ(this->log().term_at(11), 3u);
+  EXPECT_EQ(all_entries(this->log()), (std::vector<Entry>{entry(1, "a", 10), entry(3, "d", 2)}));
+  EXPECT_EQ(this->log().durable_index(), 10u);
+  this->holder_.sync();
+  EXPECT_EQ(this->log().durable_index(), 12u);
+}
+
+TYPED_TEST(RaftLogContract, ReadStopsAtTheCountOrTheBytesButReturnsAtLeastOneEntry) {
+  const std::vector<Entry> entries = {entry(1, std::string(100, 'a'), 4), entry(1, std::string(50, 'b'), 2),
+                                      entry(1, std::string(10, 'c'), 1), entry(2, std::string(500, 'd'), 9)};
+  this->append(entries);  // [1..4] [5..6] [7] [8..16]
+  EXPECT_EQ(this->log().read(1, 10, 160), (std::vector<Entry>{entries[0], entries[1], entries[2]}));
+  EXPECT_EQ(this->log().read(1, 10, 159), (std::vector<Entry>{entries[0], entries[1]}));
+  EXPECT_EQ(this->log().read(1, 10, 150), (std::vector<Entry>{entries[0], entries[1]}));
+  EXPECT_EQ(this->log().read(1, 10, 149), std::vector<Entry>{entries[0]});
+  EXPECT_EQ(this->log().read(1, 10, 1), std::vector<Entry>{entries[0]}) << "one entry even above the limit";
+  EXPECT_EQ(this->log().read(1, 10, 0), std::vector<Entry>{entries[0]});
+  EXPECT_EQ(this->log().read(5, 2, kAnyBytes), (std::vector<Entry>{entries[1], entries[2]}));
+  EXPECT_EQ(this->log().read(8, 3, 1), std::vector<Entry>{entries[3]});
+  EXPECT_EQ(this->log().read(1, 10, kAnyBytes), entries);
+}
+
+TYPED_TEST(RaftLogContract, LastIndexWithTermAtMostJumpsWholeEntries) {
+  // Terms by index: 1..3 -> 1, 4..103 -> 3, 104..105 -> 3, 106..1105 -> 7.
+  this->append({entry(1, "", 3), entry(3, "", 100), entry(3, "", 2), entry(7, "", 1000)});
+  const RaftLog& log = this->log();
+  EXPECT_EQ(log.last_index_with_term_at_most(1105, 7), 1105u);
+  EXPECT_EQ(log.last_index_with_term_at_most(5000, 9), 1105u) << "clamped to the last index";
+  EXPECT_EQ(log.last_index_with_term_at_most(1105, 6), 105u);
+  EXPECT_EQ(log.last_index_with_term_at_most(50, 6), 50u) << "inside an entry of a lower term";
+  EXPECT_EQ(log.last_index_with_term_at_most(1105, 3), 105u);
+  EXPECT_EQ(log.last_index_with_term_at_most(1105, 2), 3u);
+  EXPECT_EQ(log.last_index_with_term_at_most(2, 1), 2u);
+  EXPECT_EQ(log.last_index_with_term_at_most(1105, 0), 0u);
+  EXPECT_EQ(log.last_index_with_term_at_most(0, 5), 0u);
 }
 
 // --- Recovery ---
@@ -135,7 +204,7 @@ TEST(FileRaftLog, ATornLastRecordIsCut) {
   EXPECT_EQ(back.recovery().bytes_cut, kRaftRecordHeaderBytes + 3);
   EXPECT_EQ(*open_raw(w.fs)->size(), kept);
   back.append(3, std::vector<Entry>{entry(2, "c")});  // appends go where the cut was
-  EXPECT_EQ(back.read(3, 1), std::vector<Entry>{entry(2, "c")});
+  EXPECT_EQ(back.read(3, 1, kAnyBytes), std::vector<Entry>{entry(2, "c")});
 }
 
 TEST(FileRaftLog, AnIncompleteHeaderIsCut) {
@@ -180,6 +249,117 @@ TEST(FileRaftLog, ATruncationIsDurableAtOnce) {
   EXPECT_EQ(all_entries(w.reopen()), std::vector<Entry>{entry(1, "a")});
 }
 
+TEST(FileRaftLog, SpansSurviveAReopenAndAPowerLossKeepsWholeEntries) {
+  const std::vector<Entry> all = {entry(1, "a", 3), entry(1, std::string(2000, 'b'), 40), entry(2, "c"),
+                                  entry(2, std::string(900, 'd'), 7), entry(5, "e", 2)};
+  for (uint64_t seed = 0; seed < 30; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    DiskWorld w(seed + 300);
+    FileRaftLog& log = w.reopen();
+    log.append(1, std::span(all).first(2));  // [1..3] [4..43]
+    ASSERT_TRUE(log.sync().ok());
+    log.append(44, std::span(all).subspan(2, 2));  // [44] [45..51]
+    log.append(52, std::span(all).subspan(4));     // [52..53]
+    w.power_loss(seed);
+    FileRaftLog& back = w.reopen();
+    ASSERT_GE(back.last_index(), 43u);
+    const std::vector<Entry> got = all_entries(back);
+    ASSERT_EQ(got, std::vector<Entry>(all.begin(), all.begin() + static_cast<ptrdiff_t>(got.size())));
+    EXPECT_EQ(back.last_index(), span_of(got)) << "a record is kept or cut whole";
+    EXPECT_EQ(back.recovery().last_index, back.last_index());
+    EXPECT_EQ(back.entry_start(43), 4u);
+    EXPECT_EQ(back.term_at(43), 1u);
+    if (back.last_index() >= 51) EXPECT_EQ(back.entry_start(50), 45u);
+  }
+}
+
+TEST(FileRaftLog, ANewFileStartsWithTheFormatHeaderSyncedAtOpen) {
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    DiskWorld w(seed);
+    FileRaftLog& log = w.reopen();
+    EXPECT_EQ(log.end_offset(), kRaftLogFileHeaderBytes);
+    EXPECT_EQ(*open_raw(w.fs)->size(), kRaftLogFileHeaderBytes);
+    log.append(1, std::vector<Entry>{entry(1, "abc", 5)});
+    EXPECT_EQ(log.end_offset(), kRaftLogFileHeaderBytes + kRaftRecordHeaderBytes + 3);
+    w.power_loss(seed);  // the header was synced at open; the record may or may not be kept
+    FileRaftLog& back = w.reopen();
+    ASSERT_TRUE(back.last_index() == 0 || back.last_index() == 5) << back.last_index();
+    EXPECT_EQ(back.end_offset(), back.last_index() == 0 ? kRaftLogFileHeaderBytes
+                                                        : kRaftLogFileHeaderBytes + kRaftRecordHeaderBytes + 3);
+  }
+}
+
+TEST(FileRaftLog, ATornHeaderOfANewFileIsRewritten) {
+  DiskWorld w;
+  {
+    Result<std::unique_ptr<File>> raw = w.fs.open(kLogPath, OpenMode::kCreate);
+    ASSERT_TRUE(raw.ok());
+    ASSERT_TRUE((*raw)->append(as_bytes("srl")).ok());
+    ASSERT_TRUE((*raw)->sync().ok());
+  }
+  FileRaftLog& log = w.reopen();
+  EXPECT_EQ(log.last_index(), 0u);
+  EXPECT_EQ(log.end_offset(), kRaftLogFileHeaderBytes);
+  log.append(1, std::vector<Entry>{entry(1, "a", 2)});
+  ASSERT_TRUE(log.sync().ok());
+  EXPECT_EQ(all_entries(w.reopen()), std::vector<Entry>{entry(1, "a", 2)});
+}
+
+// Format 1 (records without a count, no file header) is refused rather than taken for a torn tail and cut.
+TEST(FileRaftLog, AFileOfAnotherFormatIsRefusedNotCut) {
+  DiskWorld w;
+  {
+    Result<std::unique_ptr<File>> raw = w.fs.open(kLogPath, OpenMode::kCreate);
+    ASSERT_TRUE(raw.ok());
+    Bytes format1;  // one format-1 record: crc, length, term, payload
+    for (int i = 0; i < 4; ++i) format1.push_back(0x5a);
+    for (uint8_t b : {1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}) format1.push_back(b);
+    format1.push_back('x');
+    ASSERT_TRUE((*raw)->append(format1).ok());
+    ASSERT_TRUE((*raw)->sync().ok());
+  }
+  const Result<std::unique_ptr<FileRaftLog>> opened = FileRaftLog::open(w.fs, kLogPath);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.status().code(), Code::kCorruption);
+  EXPECT_EQ(*open_raw(w.fs)->size(), 17u) << "nothing was cut";
+
+  DiskWorld v;
+  {
+    Result<std::unique_ptr<File>> raw = v.fs.open(kLogPath, OpenMode::kCreate);
+    ASSERT_TRUE(raw.ok());
+    Bytes header;
+    for (uint32_t word : {kRaftLogMagic, kRaftLogFormatVersion + 1}) {
+      for (int shift = 0; shift < 32; shift += 8) header.push_back(static_cast<uint8_t>(word >> shift));
+    }
+    ASSERT_TRUE((*raw)->append(header).ok());
+  }
+  const Result<std::unique_ptr<FileRaftLog>> newer = FileRaftLog::open(v.fs, kLogPath);
+  ASSERT_FALSE(newer.ok());
+  EXPECT_EQ(newer.status().code(), Code::kNotSupported);
+}
+
+TEST(FileRaftLog, ARecordCoveringNoIndexIsDamage) {
+  DiskWorld w;
+  w.reopen().append(1, std::vector<Entry>{entry(1, "a", 4)});
+  ASSERT_TRUE(w.log->sync().ok());
+  const uint64_t kept = w.log->end_offset();
+  w.log.reset();
+  Bytes record;
+  encode_raft_record(entry(1, "zero"), record);
+  // Count 0, with a CRC that matches it: only a writer other than this log produces that.
+  for (size_t i = 16; i < 20; ++i) record[i] = 0;
+  const uint32_t crc = crc32c(ByteView(record).subspan(4));
+  for (int i = 0; i < 4; ++i) record[static_cast<size_t>(i)] = static_cast<uint8_t>(crc >> (8 * i));
+  std::unique_ptr<File> raw = open_raw(w.fs);
+  ASSERT_TRUE(raw->append(record).ok());
+  ASSERT_TRUE(raw->sync().ok());
+  raw.reset();
+  FileRaftLog& back = w.reopen();
+  EXPECT_EQ(back.last_index(), 4u);
+  EXPECT_EQ(back.end_offset(), kept);
+}
+
 // --- Disk errors ---
 
 TEST(FileRaftLog, DiskFullFailsTheLogAndLosesNothingSynced) {
@@ -194,7 +374,7 @@ TEST(FileRaftLog, DiskFullFailsTheLogAndLosesNothingSynced) {
   EXPECT_EQ(log.term_at(3), 1u);
   EXPECT_EQ(log.sync().code(), Code::kNoSpace);
   EXPECT_EQ(log.durable_index(), 2u);
-  EXPECT_TRUE(log.read(1, 3).empty());
+  EXPECT_TRUE(log.read(1, 3, kAnyBytes).empty());
   w.disk.set_capacity_bytes(uint64_t{1} << 30);
   w.power_loss(1);
   EXPECT_EQ(all_entries(w.reopen()), (std::vector<Entry>{entry(1, "a"), entry(1, "b")}));
@@ -222,7 +402,7 @@ TEST(FileRaftLog, AFailedSyncPoisonsTheLog) {
     FileRaftLog& back = w.reopen();
     ASSERT_GE(back.last_index(), 1u);
     ASSERT_LE(back.last_index(), 2u);
-    EXPECT_EQ(back.read(1, 1), std::vector<Entry>{entry(1, "a")});
+    EXPECT_EQ(back.read(1, 1, kAnyBytes), std::vector<Entry>{entry(1, "a")});
   }
 }
 
@@ -231,9 +411,9 @@ TEST(FileRaftLog, AFailedWriteOrReadPoisonsTheLog) {
   FileRaftLog& log = w.reopen();
   log.append(1, std::vector<Entry>{entry(1, "a")});
   w.disk.fail_next(DiskOp::kRead, 1);
-  EXPECT_TRUE(log.read(1, 1).empty());
+  EXPECT_TRUE(log.read(1, 1, kAnyBytes).empty());
   EXPECT_EQ(log.status().code(), Code::kIoError);
-  EXPECT_EQ(log.read_checked(1, 1).status().code(), Code::kIoError);
+  EXPECT_EQ(log.read_checked(1, 1, kAnyBytes).status().code(), Code::kIoError);
 
   DiskWorld v;
   FileRaftLog& other = v.reopen();

@@ -7,158 +7,13 @@
 
 #include <cstdio>
 #include <map>
-#include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
-#include "sim/world/sim_cluster.h"
+#include "tests/core/raft/host_world.h"
 
-namespace sluice::raft {
+namespace sluice::raft::testing {
 namespace {
-
-using namespace std::chrono_literals;
-
-// A storage whose disk can be made to fail.
-class FailingStorage final : public GroupStorage {
- public:
-  explicit FailingStorage(MemoryGroupStorage& inner) : inner_(inner) {}
-  RaftLog& log() override { return inner_.log(); }
-  HardState hard_state() const override { return inner_.hard_state(); }
-  Status store_hard_state(const HardState& state) override {
-    if (fail) return Status(Code::kIoError, "injected");
-    return inner_.store_hard_state(state);
-  }
-  Status sync_log() override {
-    if (fail) return Status(Code::kIoError, "injected");
-    return inner_.sync_log();
-  }
-  bool fail = false;
-
- private:
-  MemoryGroupStorage& inner_;
-};
-
-struct Applied {
-  Index index = 0;
-  Entry entry;
-};
-
-class HostWorld {
- public:
-  HostWorld(size_t nodes, size_t groups, CommitMode mode = CommitMode::kPersisted) : cluster_(7, LogLevel::kOff) {
-    for (size_t i = 1; i <= nodes; ++i) membership_.voters.push_back(i);
-    options_.raft.commit_mode = mode;
-    for (size_t i = 0; i < nodes; ++i) {
-      cluster_.add_node();
-      auto state = std::make_unique<NodeState>();
-      for (GroupId g = 1; g <= groups; ++g) {
-        state->storage[g] = std::make_unique<MemoryGroupStorage>();
-        state->failing[g] = std::make_unique<FailingStorage>(*state->storage[g]);
-      }
-      nodes_.push_back(std::move(state));
-    }
-    for (size_t i = 0; i < nodes; ++i) boot(i + 1);
-  }
-
-  // The nodes' fibers reference the node states: unwind them first.
-  ~HostWorld() {
-    for (NodeId id = 1; id <= nodes_.size(); ++id) {
-      if (node(id).up()) node(id).crash();
-    }
-  }
-
-  void boot(NodeId id) {
-    SimNode& node = cluster_.node(id - 1);
-    node.boot([this, id](Env env) { main(env, id); });
-  }
-  void crash(NodeId id, bool power_loss) {
-    if (power_loss) {
-      cluster_.node(id - 1).power_loss();
-      for (auto& [g, storage] : nodes_[id - 1]->storage) storage->power_loss();
-    } else {
-      cluster_.node(id - 1).crash();
-    }
-  }
-
-  RaftHost* host(NodeId id) { return nodes_[id - 1]->host; }
-  SimWorld& world() { return cluster_.world(); }
-  SimNode& node(NodeId id) { return cluster_.node(id - 1); }
-  const std::vector<Applied>& applied(NodeId id, GroupId g) { return nodes_[id - 1]->applied[g]; }
-  FailingStorage& storage(NodeId id, GroupId g) { return *nodes_[id - 1]->failing[g]; }
-  void cut(NodeId a, NodeId b) { cut_.insert({std::min(a, b), std::max(a, b)}); }
-  void heal() { cut_.clear(); }
-
-  // The leader of `g` every live node agrees on, or kNoNode.
-  NodeId agreed_leader(GroupId g) {
-    NodeId leader = kNoNode;
-    for (NodeId id = 1; id <= nodes_.size(); ++id) {
-      if (host(id) == nullptr) continue;
-      const NodeId seen = host(id)->status(g)->leader;
-      if (seen == kNoNode || (leader != kNoNode && seen != leader)) return kNoNode;
-      leader = seen;
-    }
-    return leader != kNoNode && host(leader) != nullptr ? leader : kNoNode;
-  }
-  bool run_until(const std::function<bool()>& done, Duration limit = 30s) {
-    return world().run_until(done, world().now() + limit);
-  }
-
-  // Proposes from a fiber of node `id`; the outcome lands in *out.
-  void propose(NodeId id, GroupId g, std::string payload, Proposed* out, bool* done) {
-    node(id).scheduler().spawn("proposer", [this, id, g, payload, out, done] {
-      *out = host(id)->propose(g, payload, node(id).clock().now() + 5s);
-      *done = true;
-    });
-  }
-  Proposed propose_and_wait(NodeId id, GroupId g, std::string payload) {
-    Proposed result;
-    bool done = false;
-    propose(id, g, std::move(payload), &result, &done);
-    EXPECT_TRUE(run_until([&] { return done; }));
-    return result;
-  }
-
-  HostOptions options_;
-
- private:
-  struct NodeState {
-    std::map<GroupId, std::unique_ptr<MemoryGroupStorage>> storage;  // survives crashes
-    std::map<GroupId, std::unique_ptr<FailingStorage>> failing;
-    std::map<GroupId, std::vector<Applied>> applied;  // this boot's
-    RaftHost* host = nullptr;
-  };
-
-  void main(Env env, NodeId id) {
-    NodeState& state = *nodes_[id - 1];
-    state.applied.clear();
-    RaftHost host(
-        env, id, options_, [this, id](NodeId to, std::vector<Envelope> batch) { deliver(id, to, std::move(batch)); },
-        [&state](GroupId g, Index index, const Entry& entry) { state.applied[g].push_back({index, entry}); });
-    for (auto& [g, storage] : state.failing) host.add_group(g, membership_, *storage);
-    struct Forget {
-      NodeState& state;
-      ~Forget() { state.host = nullptr; }
-    } forget{state};
-    state.host = &host;
-    host.start();
-    Event forever(env.scheduler);
-    forever.wait();
-  }
-
-  void deliver(NodeId from, NodeId to, std::vector<Envelope> batch) {
-    if (cut_.contains({std::min(from, to), std::max(from, to)})) return;
-    auto shared = std::make_shared<std::vector<Envelope>>(std::move(batch));
-    world().schedule_after(3ms, static_cast<sluice::NodeId>(to), EventKind::kNetwork, [this, from, to, shared] {
-      if (RaftHost* target = host(to)) target->receive(from, *shared);
-    });
-  }
-
-  SimCluster cluster_;
-  Membership membership_;
-  std::vector<std::unique_ptr<NodeState>> nodes_;
-  std::set<std::pair<NodeId, NodeId>> cut_;
-};
 
 TEST(RaftHost, ElectsALeaderAndCommitsProposalsThatEveryNodeApplies) {
   HostWorld w(3, 1);
@@ -301,4 +156,4 @@ TEST(RaftHost, ProposalsOfADeposedLeaderAreLostOrUnknownNeverCommittedTwice) {
 }
 
 }  // namespace
-}  // namespace sluice::raft
+}  // namespace sluice::raft::testing

@@ -1,6 +1,7 @@
 // A random history for a raft group on the in-memory transport: messages delivered out of order, dropped and
-// duplicated, ticks, proposals, syncs, process crashes, power losses and partitions; safety checked after every
-// step, liveness after everything heals. Shared by the RapidCheck property and the mutation proofs.
+// duplicated, ticks, proposals (of entries covering 1 to max_count indexes), syncs, process crashes, power losses and
+// partitions; safety checked after every step, liveness after everything heals. Shared by the RapidCheck property
+// and the mutation proofs. Committed entries are compared whole, by their first index.
 #pragma once
 
 #include <map>
@@ -26,6 +27,8 @@ struct HistorySettings {
   uint32_t election_ticks = 5;
   uint32_t max_inflight = 2;
   uint32_t max_entries = 2;
+  uint64_t max_bytes = UINT64_MAX;  // per append
+  Index max_count = 1;              // a proposal covers 1 to max_count indexes
   uint64_t seed = 1;
   MutationSet mutations;
 };
@@ -56,6 +59,7 @@ class RaftHistory {
     config.options.election_ticks = s.election_ticks;
     config.options.max_inflight_appends = s.max_inflight;
     config.options.max_entries_per_append = s.max_entries;
+    config.options.max_bytes_per_append = s.max_bytes;
     config.options.mutations = s.mutations;
     return config;
   }
@@ -74,8 +78,11 @@ class RaftHistory {
     } else if (k < 62) {
       c_.tick(pick(op.a));
     } else if (k < 72) {
+      const Index count = 1 + op.b % settings_.max_count;
       for (NodeId id : c_.ids()) {
-        if (c_.node(id).up && c_.raft(id).role() == Role::kLeader) c_.propose(id, "v" + std::to_string(++proposed_));
+        if (c_.node(id).up && c_.raft(id).role() == Role::kLeader) {
+          c_.propose(id, "v" + std::to_string(++proposed_), count);
+        }
       }
     } else if (k < 82) {
       c_.sync(pick(op.a));
@@ -116,17 +123,34 @@ class RaftHistory {
     return check_leaders_hold_committed();
   }
 
+  // The entries of a log image by their first index.
+  static std::map<Index, const Entry*> by_start(const std::vector<Entry>& entries) {
+    std::map<Index, const Entry*> out;
+    Index start = 1;
+    for (const Entry& entry : entries) {
+      out.emplace(start, &entry);
+      start += entry.count;
+    }
+    return out;
+  }
+
   // Every node's committed prefix agrees with every entry ever seen committed, and commits never shrink the record.
+  // The commit index is an entry end; two committed prefixes that differ first differ at an entry both start at.
   std::optional<std::string> check_committed_prefix(NodeId id) {
     Raft& raft = c_.raft(id);
-    const std::vector<Entry>& log = c_.node(id).log.entries();
-    if (raft.commit_index() > log.size()) return "node " + std::to_string(id) + " commits beyond its log";
-    for (Index i = 1; i <= raft.commit_index(); ++i) {
-      auto [it, inserted] = committed_.emplace(i, log[i - 1]);
-      if (!(it->second == log[i - 1])) {
-        return "committed entry " + std::to_string(i) + " changed on node " + std::to_string(id);
+    const MemoryRaftLog& log = c_.node(id).log;
+    if (raft.commit_index() > log.last_index()) return "node " + std::to_string(id) + " commits beyond its log";
+    for (size_t k = 0; k < log.entries().size() && log.starts()[k] <= raft.commit_index(); ++k) {
+      const Index start = log.starts()[k];
+      const Entry& entry = log.entries()[k];
+      if (start + entry.count - 1 > raft.commit_index()) {
+        return "node " + std::to_string(id) + " commits inside the entry at " + std::to_string(start);
       }
-      auto [term_it, fresh] = commit_term_.emplace(i, raft.term());
+      auto [it, inserted] = committed_.emplace(start, entry);
+      if (!(it->second == entry)) {
+        return "committed entry " + std::to_string(start) + " changed on node " + std::to_string(id);
+      }
+      auto [term_it, fresh] = commit_term_.emplace(start, raft.term());
       term_it->second = std::min(term_it->second, raft.term());
     }
     return std::nullopt;
@@ -135,15 +159,19 @@ class RaftHistory {
   // A committed entry survives: a majority holds it durably (`persisted`) or in its log (`replicated`, where only
   // process crashes happen, which keep the log).
   std::optional<std::string> check_committed_on_a_majority() {
-    for (const auto& [index, entry] : committed_) {
+    std::vector<std::map<Index, const Entry*>> images;
+    for (NodeId id : c_.ids()) {
+      images.push_back(by_start(settings_.mode == CommitMode::kPersisted ? c_.node(id).log.durable_entries()
+                                                                         : c_.node(id).log.entries()));
+    }
+    for (const auto& [start, entry] : committed_) {
       size_t holders = 0;
-      for (NodeId id : c_.ids()) {
-        const std::vector<Entry>& log = settings_.mode == CommitMode::kPersisted ? c_.node(id).log.durable_entries()
-                                                                                 : c_.node(id).log.entries();
-        if (log.size() >= index && log[index - 1] == entry) ++holders;
+      for (const auto& image : images) {
+        auto it = image.find(start);
+        if (it != image.end() && *it->second == entry) ++holders;
       }
       if (holders < settings_.voters / 2 + 1) {
-        return "committed entry " + std::to_string(index) + " is on " + std::to_string(holders) + " nodes only";
+        return "committed entry " + std::to_string(start) + " is on " + std::to_string(holders) + " nodes only";
       }
     }
     return std::nullopt;
@@ -153,12 +181,13 @@ class RaftHistory {
   std::optional<std::string> check_leaders_hold_committed() {
     for (NodeId id : c_.ids()) {
       if (!c_.node(id).up || c_.raft(id).role() != Role::kLeader) continue;
-      const std::vector<Entry>& log = c_.node(id).log.entries();
-      for (const auto& [index, entry] : committed_) {
-        if (commit_term_[index] >= c_.raft(id).term()) continue;
-        if (log.size() < index || !(log[index - 1] == entry)) {
+      const std::map<Index, const Entry*> log = by_start(c_.node(id).log.entries());
+      for (const auto& [start, entry] : committed_) {
+        if (commit_term_[start] >= c_.raft(id).term()) continue;
+        auto it = log.find(start);
+        if (it == log.end() || !(*it->second == entry)) {
           return "leader " + std::to_string(id) + " of term " + std::to_string(c_.raft(id).term()) +
-                 " lacks committed entry " + std::to_string(index);
+                 " lacks committed entry " + std::to_string(start);
         }
       }
     }
@@ -196,8 +225,8 @@ class RaftHistory {
   RaftTestCluster c_;
   uint64_t proposed_ = 0;
   std::map<Term, NodeId> leader_of_term_;
-  std::map<Index, Entry> committed_;
-  std::map<Index, Term> commit_term_;
+  std::map<Index, Entry> committed_;   // by first index
+  std::map<Index, Term> commit_term_;  // by first index: the lowest term a node was in when it saw it committed
 };
 
 }  // namespace sluice::raft::testing

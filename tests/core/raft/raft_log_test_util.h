@@ -18,12 +18,17 @@ namespace sluice::raft::testing {
 
 inline const std::string kLogPath = "raft.log";
 
-inline Entry entry(Term term, std::string payload) { return Entry{.term = term, .payload = std::move(payload)}; }
+// No limit on a read's payload bytes.
+inline constexpr uint64_t kAnyBytes = UINT64_MAX;
+
+inline Entry entry(Term term, std::string payload, Index count = 1) {
+  return Entry{.term = term, .count = count, .payload = std::move(payload)};
+}
 
 // Every entry of the log.
 inline std::vector<Entry> all_entries(const RaftLog& log) {
   if (log.last_index() == 0) return {};
-  return log.read(1, log.last_index());
+  return log.read(1, log.last_index(), kAnyBytes);
 }
 
 // Null, with a test failure, when it does not open.

@@ -1,5 +1,6 @@
 // RapidCheck: random histories on 3 and 5 nodes (drops, duplicates, reordering, crashes, power losses, partitions)
-// keep raft's safety properties, and a healed group makes progress.
+// keep raft's safety properties, and a healed group makes progress; entries cover one index or random spans, and
+// appends are limited by entries or by bytes.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
@@ -24,6 +25,8 @@ HistorySettings settings_gen(CommitMode mode) {
   s.election_ticks = *rc::gen::inRange<uint32_t>(3, 8);
   s.max_inflight = *rc::gen::inRange<uint32_t>(1, 4);
   s.max_entries = *rc::gen::inRange<uint32_t>(1, 4);
+  s.max_bytes = *rc::gen::element(uint64_t{1}, uint64_t{9}, UINT64_MAX);
+  s.max_count = *rc::gen::element(Index{1}, Index{3}, Index{50});
   s.seed = *rc::gen::inRange<uint64_t>(1, 1000000);
   return s;
 }

@@ -2,6 +2,8 @@
 // figure-8 commit rule, the in-flight window, heartbeats carrying the commit index, lost appends.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "tests/core/raft/raft_test_cluster.h"
 
 namespace sluice::raft::testing {
@@ -24,7 +26,7 @@ bool elect_until(RaftTestCluster& c, NodeId id, int tries = 4) {
 
 bool carries_index(const Message& m, Index index) {
   return m.type == MessageType::kAppend && !m.entries.empty() && m.log_index < index &&
-         m.log_index + m.entries.size() >= index;
+         m.log_index + span_of(m.entries) >= index;
 }
 
 TEST(RaftReplication, ReplicatesAndCommitsOnEveryNode) {
@@ -86,9 +88,10 @@ TEST(RaftReplication, DivergentFollowerIsTruncatedToTheLeadersLog) {
 
 // The Raft paper's figure 8: an entry of an earlier term stored on a majority can still be overwritten, so a leader
 // must not commit it by counting replicas; it commits only beneath an entry of its own term. Runs up to the point
-// where node 5, whose log lacks index 2 of term 1, has won an election again (its appends not yet delivered).
+// where node 5, whose log lacks the entry x (index 2, covering `count` indexes, term 1), has won an election again
+// (its appends not yet delivered). With spans, x covers [2, 1 + count] and the later no-ops sit above it.
 struct Figure8 {
-  explicit Figure8(MutationSet mutations) : c(make_config(mutations)) {}
+  explicit Figure8(MutationSet mutations, Index count = 1) : c(make_config(mutations)), count(count) {}
   static ClusterConfig make_config(MutationSet mutations) {
     ClusterConfig config = config_of(5, /*check_quorum=*/false);
     config.options.max_entries_per_append = 1;
@@ -103,12 +106,13 @@ struct Figure8 {
     }
     ASSERT_EQ(c.raft(id).role(), Role::kLeader);
   }
+  Index x_last() const { return 1 + count; }
   void run() {
     ASSERT_TRUE(c.elect(1));  // index 1: term-1 no-op, committed
     c.tick(1);
     c.deliver_all();
     for (NodeId id : {3, 4, 5}) c.cut(1, id);
-    c.propose(1, "x");  // index 2, term 1: only on 1 and 2
+    ASSERT_EQ(c.propose(1, "x", count), 2u);  // [2, 1 + count], term 1: only on 1 and 2
     c.deliver_all();
     c.crash(1, false);
     c.heal();
@@ -116,39 +120,58 @@ struct Figure8 {
     campaign_until_leader(5, [](const Message& m) { return m.from == 5 && m.type == MessageType::kAppend; });
     c.crash(5, false);
     c.restart(1);
-    // 1 wins a later term and copies index 2 (term 1) to 3 and 4; its own no-op (index 3) reaches nobody.
+    // 1 wins a later term and copies x (term 1) to 3 and 4; its own no-op (above x) reaches nobody.
     campaign_until_leader(1, [this](const Message& m) {
-      return carries_index(m, 3) && c.node(m.to).log.last_index() >= 2;
+      return carries_index(m, x_last() + 1) && c.node(m.to).log.last_index() >= x_last();
     });
-    for (NodeId id : {2, 3, 4}) ASSERT_EQ(c.node(id).log.term_at(2), 1u) << id;
+    for (NodeId id : {2, 3, 4}) {
+      ASSERT_EQ(c.node(id).log.term_at(x_last()), 1u) << id;
+      ASSERT_EQ(c.node(id).log.entry_start(x_last()), 2u) << id;
+    }
     commit_seen = c.raft(1).commit_index();
     c.crash(1, false);
     c.restart(5);
     campaign_until_leader(5, [](const Message& m) { return m.from == 5 && m.type == MessageType::kAppend; });
   }
   RaftTestCluster c;
+  Index count = 1;
   Index commit_seen = 0;
 };
 
-TEST(RaftReplication, Figure8EntryOfAnEarlierTermIsNotCommittedByCounting) {
-  Figure8 f{MutationSet()};
+void expect_figure8_rule_holds(Index count) {
+  Figure8 f{MutationSet(), count};
   ASSERT_NO_FATAL_FAILURE(f.run());
-  EXPECT_LT(f.commit_seen, 2u) << "index 2 (term 1) is on a majority but must not commit in term 3";
-  // And rightly so: 5 is a legal leader and overwrites it.
+  EXPECT_LT(f.commit_seen, 2u) << "x (term 1) is on a majority but must not commit in term 3";
+  // And rightly so: 5 is a legal leader and overwrites it, whatever its span.
   for (int i = 0; i < 5; ++i) {
     f.c.tick(5);
     f.c.deliver_all();
   }
-  for (NodeId id : {2, 3, 4}) EXPECT_EQ(f.c.node(id).log.term_at(2), 2u) << id;
+  for (NodeId id : {2, 3, 4}) {
+    EXPECT_EQ(f.c.node(id).log.term_at(2), 2u) << id;
+    EXPECT_EQ(f.c.node(id).log.entries(), f.c.node(5).log.entries()) << id;
+  }
 }
 
-TEST(RaftReplication, Figure8MutationCommitsAnEntryALegalLeaderLacks) {
+void expect_figure8_mutation_breaks_it(Index count) {
   MutationSet mutations;
   mutations.add(Mutation::kRaftCommitOldTermByCount);
-  Figure8 f{mutations};
+  Figure8 f{mutations, count};
   ASSERT_NO_FATAL_FAILURE(f.run());
-  EXPECT_EQ(f.commit_seen, 2u);
+  EXPECT_EQ(f.commit_seen, f.x_last()) << "the whole of x, and not a part of it";
   EXPECT_NE(f.c.node(5).log.term_at(2), 1u) << "leader 5 lacks a committed entry: the violation the rule prevents";
+}
+
+TEST(RaftReplication, Figure8EntryOfAnEarlierTermIsNotCommittedByCounting) { expect_figure8_rule_holds(1); }
+
+TEST(RaftReplication, Figure8MutationCommitsAnEntryALegalLeaderLacks) { expect_figure8_mutation_breaks_it(1); }
+
+TEST(RaftReplication, Figure8WithSpansEntryOfAnEarlierTermIsNotCommittedByCounting) {
+  expect_figure8_rule_holds(7);
+}
+
+TEST(RaftReplication, Figure8WithSpansMutationCommitsAnEntryALegalLeaderLacks) {
+  expect_figure8_mutation_breaks_it(7);
 }
 
 TEST(RaftReplication, AppendsArePipelinedWithinTheWindow) {

@@ -186,8 +186,9 @@ class RaftTestCluster {
     return raft(id).role() == Role::kLeader;
   }
 
-  Index propose(NodeId id, const std::string& payload) {
-    const Index index = raft(id).propose(payload);
+  // The entry's first index (0 when refused).
+  Index propose(NodeId id, const std::string& payload, Index count = 1) {
+    const Index index = raft(id).propose(payload, count);
     process(id);
     return index;
   }

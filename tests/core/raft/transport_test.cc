@@ -136,7 +136,7 @@ TEST(RaftTransport, SendsWithoutAConnectionOrBeyondTheQueueBoundAreDroppedAndCou
   ASSERT_TRUE(w.run_until([&] { return w.all_connected(); }));
   Message big = heartbeat(1, 2, 1);
   big.type = MessageType::kAppend;
-  big.entries.push_back(Entry{1, std::string(1500, 'x')});
+  big.entries.push_back(Entry{.term = 1, .payload = std::string(1500, 'x')});
   w.transport(1).send(2, 1, big);
   w.transport(1).send(2, 1, big);  // over the bound: dropped before the writer runs
   EXPECT_EQ(w.transport(1).stats().messages_dropped, 1u);

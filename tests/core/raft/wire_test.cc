@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/env/random.h"
 
 namespace sluice::raft {
@@ -22,7 +24,11 @@ Message random_message(Random& rng) {
   m.transfer = rng.uniform(2) == 1;
   m.incarnation = rng.uniform(50);
   for (uint64_t i = rng.uniform(4); i > 0; --i) {
-    m.entries.push_back(Entry{rng.uniform(100), std::string(rng.uniform(300), static_cast<char>('a' + i))});
+    // Counts from 1 to a whole Kafka batch's worth and beyond, up to the largest one an entry may cover.
+    const Index count = rng.uniform(3) == 0 ? 1 : std::max<Index>(1, rng.next_u64() >> (32 + rng.uniform(32)));
+    m.entries.push_back(Entry{.term = rng.uniform(100),
+                              .count = count,
+                              .payload = std::string(rng.uniform(300), static_cast<char>('a' + i))});
   }
   return m;
 }
@@ -103,6 +109,35 @@ TEST(RaftWire, AnotherVersionAnUnknownKindAndTrailingBytesAreRefused) {
   Bytes from_zero = body;
   from_zero[2] = 0;
   EXPECT_FALSE(decode_frame(from_zero).ok());
+}
+
+TEST(RaftWire, EntryCountsRoundTripAndAnEntryCoveringNoIndexOrTooManyIsRefused) {
+  Message m{.type = MessageType::kAppend, .from = 1, .to = 2, .term = 3, .log_index = 10, .log_term = 2};
+  m.entries = {Entry{.term = 3, .count = 1, .payload = "a"}, Entry{.term = 3, .count = kEntryCountMax, .payload = ""},
+               Entry{.term = 3, .count = 500, .payload = "batch"}};
+  Bytes frame;
+  encode_batch({Envelope{9, m}}, frame);
+  Result<Frame> decoded = decode_whole(frame);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+  ASSERT_EQ(decoded->batch.size(), 1u);
+  EXPECT_EQ(decoded->batch[0].message, m);
+
+  // One entry of count 1 with an empty payload: its last three bytes are term, count and length.
+  Message one{.type = MessageType::kAppend, .from = 1, .to = 2, .term = 3};
+  one.entries = {Entry{.term = 3, .count = 1, .payload = ""}};
+  Bytes good;
+  encode_batch({Envelope{9, one}}, good);
+  Bytes body(good.begin() + kFrameHeaderBytes, good.end());
+  ASSERT_EQ(body[body.size() - 2], 1u);
+  ASSERT_TRUE(decode_frame(body).ok());
+  Bytes zero = body;
+  zero[zero.size() - 2] = 0;
+  EXPECT_EQ(decode_frame(zero).status().code(), Code::kCorruption);
+  // A count above kEntryCountMax (2^32 as a varint: 0x80 0x80 0x80 0x80 0x10).
+  Bytes over(body.begin(), body.end() - 2);
+  for (uint8_t b : {0x80, 0x80, 0x80, 0x80, 0x10}) over.push_back(b);
+  over.push_back(0);
+  EXPECT_EQ(decode_frame(over).status().code(), Code::kCorruption);
 }
 
 TEST(RaftWire, AHugeEntryCountIsRefusedBeforeAnyAllocation) {

@@ -79,6 +79,26 @@ TEST(RaftScenario, ALeaderIgnoringCheckQuorumIsCaughtAsStale) {
 namespace sluice::sim {
 namespace {
 
+// Entries covering spans (a partition's record batches) under the crash and partition mix: the checkers compare
+// whole entries (span included) by their first index, and the scenario prints back with its max_count.
+TEST(RaftScenario, EntriesCoveringSpansPassUnderCrashesAndPartitions) {
+  Result<Scenario> s = load_scenario_file(SLUICE_SOURCE_DIR "/scenarios/raft_spans.toml");
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  ASSERT_TRUE(s->raft.has_value());
+  EXPECT_EQ(s->raft->max_count, 500);
+  const Scenario again = parsed(to_toml(*s).c_str());
+  ASSERT_TRUE(again.raft.has_value());
+  EXPECT_EQ(again.raft->max_count, 500);
+  for (uint64_t seed : {2, 3}) {
+    RunOptions options;
+    options.seed = seed;
+    const RunResult r = run_raft_scenario(*s, options);
+    EXPECT_TRUE(r.passed()) << "seed " << seed << ": " << (r.passed() ? "" : r.report.violations[0].evidence);
+    EXPECT_GT(r.report.figures.at("raft proposals committed"), 50) << "seed " << seed;
+  }
+  EXPECT_FALSE(parse_scenario("name = \"x\"\nbrokers = 3\n[raft]\nmax_count = 0\n", "x.toml").ok());
+}
+
 // Seed 1233 crashes a node while its graceful stop waits for the transport's fibers: the join in a destructor met
 // FiberKilled and terminated the process, until the host's and the transport's destructors caught it.
 TEST(RaftScenario, ACrashDuringAGracefulStopUnwindsCleanly) {
