@@ -17,7 +17,8 @@
 // proposal that commits after a later one of the same node (its proposer gave up on it, or proposes it again under a
 // new sequence, see ClusterNode). The rule reads only the log, so every node decides alike, and it keeps one pair
 // per node. core/cluster/metadata stays unaware of it: a refused envelope is applied as an empty entry (nothing but
-// the applied index moves).
+// the applied index moves). The filter is replicated state like the image, rebuilt by replay from index 1; when
+// snapshots come, its pairs belong in them.
 #pragma once
 
 #include <compare>
