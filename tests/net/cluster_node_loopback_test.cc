@@ -2,6 +2,7 @@
 // metadata group in files (real fdatasync), register, apply a CreateTopic proposed on one of them and stop: the
 // code the simulator runs, on sockets.
 #include <fmt/format.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <map>
