@@ -104,8 +104,7 @@ RaftHost::~RaftHost() {
 
 void RaftHost::add_group(GroupId id, Membership membership, GroupStorage& storage,
                          std::optional<CommitMode> commit_mode, GroupHooks hooks) {
-  SLUICE_ASSERT_MSG(!started_, "groups are added before the host starts");
-  SLUICE_ASSERT_MSG(!groups_.contains(id), "a group is added once");
+  SLUICE_ASSERT_MSG(!groups_.contains(id), "a group is added once (remove it first)");
   SLUICE_ASSERT(membership.contains(self_));
   Options options = options_.raft;
   if (commit_mode) options.commit_mode = *commit_mode;
@@ -117,7 +116,48 @@ void RaftHost::add_group(GroupId id, Membership membership, GroupStorage& storag
   group->raft = std::make_unique<Raft>(options, std::move(membership), storage.log(), storage.hard_state(),
                                        env_.random);
   SLUICE_ASSERT(group->raft->id() == self_);
+  Group& added = *group;
+  // Safe while the driver is parked anywhere, even inside a round: a round works on the groups it took from
+  // dirty_ and on pointers to them, and inserting into the map moves no element.
   groups_.emplace(id, std::move(group));
+  if (!started_) return;  // start() marks every group dirty
+  mark_dirty(added);  // its first Ready persists the raised incarnation before anything leaves
+  wake();
+}
+
+void RaftHost::remove_group(GroupId id) {
+  if (!groups_.contains(id)) return;
+  if (!started_ || driver_.done()) return erase_group(id);
+  SLUICE_ASSERT_MSG(env_.scheduler.in_fiber(), "remove_group waits for the driver: call it from a fiber");
+  // Only the driver, between rounds, may erase a group: a round holds pointers to the groups it works on.
+  if (!stopping_) {
+    auto removed = std::make_shared<Waiter>(env_.scheduler);
+    commands_.push_back(Command{id, Command::Kind::kRemove, removed});
+    wake();
+    removed->done.wait();
+  }
+  if (!groups_.contains(id)) return;
+  // The host stopped before the driver got to it (its last step settled the command): wait for the driver to end,
+  // and then nothing else touches the group.
+  stopped_.wait();
+  erase_group(id);
+}
+
+void RaftHost::erase_group(GroupId id) {
+  auto it = groups_.find(id);
+  if (it == groups_.end()) return;
+  Group& group = *it->second;
+  for (auto& [last, waiter] : group.pending) {
+    if (waiter->finished) continue;
+    Proposed unknown = waiter->result;  // the entry may still commit on the other members
+    unknown.outcome = ProposeOutcome::kUnknown;
+    unknown.leader = kNoNode;
+    waiter->finish(unknown);
+  }
+  group.pending.clear();
+  if (group.dirty) dirty_.erase(std::remove(dirty_.begin(), dirty_.end(), &group), dirty_.end());
+  SLUICE_ASSERT(std::find(dirty_.begin(), dirty_.end(), &group) == dirty_.end());
+  groups_.erase(it);
 }
 
 void RaftHost::start() {
@@ -195,6 +235,17 @@ Proposed RaftHost::wait_committed(GroupId group, Index last_index, Term term, In
   waiter->done.wait_until(deadline);
   SLUICE_ASSERT(waiter->finished || waiter->result.outcome == ProposeOutcome::kUnknown);
   return waiter->result;
+}
+
+void RaftHost::forward(GroupId group, std::string payload, Index count) {
+  SLUICE_ASSERT(count >= 1);
+  SLUICE_ASSERT(count <= kEntryCountMax);
+  if (stopping_) return;
+  Command command{group, Command::Kind::kForward, nullptr};
+  command.payload = std::move(payload);
+  command.count = count;
+  commands_.push_back(std::move(command));
+  wake();
 }
 
 void RaftHost::campaign(GroupId group) {
@@ -323,6 +374,20 @@ void RaftHost::run_commands() {
       case Command::Kind::kTransfer:
         if (usable) group->raft->transfer_leadership(command.target);
         if (usable) mark_dirty(*group);
+        break;
+      case Command::Kind::kForward:
+        if (!usable) break;  // dropped, as a leader that is gone would drop it: the caller forwards again
+        if (group->raft->role() == Role::kLeader) {
+          // 0 while a leadership transfer is under way: dropped likewise.
+          if (group->raft->propose(std::move(command.payload), command.count) != 0) mark_dirty(*group);
+        } else if (group->raft->forward(std::move(command.payload), command.count) != kNoNode) {
+          mark_dirty(*group);  // the kPropose leaves with this round's batch to the leader
+        }
+        break;
+      case Command::Kind::kRemove:
+        erase_group(command.group);
+        SLUICE_ASSERT(!groups_.contains(command.group));
+        command.proposal->finish(Proposed{ProposeOutcome::kUnknown});
         break;
     }
   }

@@ -112,10 +112,18 @@ class RaftHost {
   RaftHost(const RaftHost&) = delete;
   RaftHost& operator=(const RaftHost&) = delete;
 
-  // Before start(). `storage` outlives the host; its hard state and durable log are the group's after a restart.
-  // `commit_mode` overrides the host's (a topic's durability setting); `hooks` are the group's callbacks.
+  // Before or after start(), from a fiber of this node or the world's driver (never from a hook: the driver is in
+  // a round). `storage` outlives the group's time in the host (until remove_group returns, or the host is
+  // destroyed); its hard state and durable log are the group's after a restart. `commit_mode` overrides the host's
+  // (a topic's durability setting); `hooks` are the group's callbacks. A group added to a running host is driven
+  // from the driver's next turn, and its first Ready persists its raised incarnation like any group's at start.
   void add_group(GroupId id, Membership membership, GroupStorage& storage,
                  std::optional<CommitMode> commit_mode = std::nullopt, GroupHooks hooks = {});
+  // Takes a group out of the host: its waiters settle as kUnknown (the entry may still commit on the other
+  // members), its messages are then counted as for an unknown group, and nothing touches its storage once this
+  // returns. On a running host it waits for the driver to do it between rounds, so call it from a fiber of this
+  // node. Unknown ids are ignored.
+  void remove_group(GroupId id);
   // Spawns the driver. From a fiber or the world's driver.
   void start();
   // The driver ends after its current step; waiting proposals get kUnknown. Idempotent; never blocks.
@@ -136,6 +144,11 @@ class RaftHost {
   // this node no longer leads `term` (or its group went offline) before either: the entry may still commit
   // elsewhere; kUnknown at the deadline or when the host stops. Answers at once when the fate is already known.
   Proposed wait_committed(GroupId group, Index last_index, Term term, Instant deadline);
+  // Hands one entry to the group's leader and returns without waiting: appended here when this node leads, sent to
+  // the leader it knows otherwise (raft's kPropose), dropped when it knows none or the leader no longer leads. No
+  // fate comes back: the caller recognises its entry when it is applied (it embeds an id of its own) and forwards
+  // again after a while if it never is, so the payload must be safe to commit twice (cluster metadata is).
+  void forward(GroupId group, std::string payload, Index count = 1);
   // Starts an election in `group` now (tests and an operator's "elect here").
   void campaign(GroupId group);
   void transfer_leadership(GroupId group, NodeId target);
@@ -157,9 +170,11 @@ class RaftHost {
   };
   struct Command {
     GroupId group = 0;
-    enum class Kind : uint8_t { kPropose, kCampaign, kTransfer } kind = Kind::kPropose;
-    std::shared_ptr<Waiter> proposal;    // kPropose
+    enum class Kind : uint8_t { kPropose, kCampaign, kTransfer, kForward, kRemove } kind = Kind::kPropose;
+    std::shared_ptr<Waiter> proposal;    // kPropose; kRemove: finished once the group is gone
     NodeId target = kNoNode;             // kTransfer
+    std::string payload = {};            // kForward
+    Index count = 1;                     // kForward
   };
 
   void drive();
@@ -182,6 +197,8 @@ class RaftHost {
   // The waiter's outcome if its fate is known now.
   std::optional<ProposeOutcome> fate(const Group& group, const Waiter& waiter) const;
   void take_offline(Group& group, const Status& why);
+  // On the driver between rounds (or once it has ended): settles the group's waiters and forgets it.
+  void erase_group(GroupId id);
   void mark_dirty(Group& group);
   void wake();
 

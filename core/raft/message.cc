@@ -15,6 +15,7 @@ std::string_view message_type_name(MessageType type) {
     case MessageType::kHeartbeat: return "Heartbeat";
     case MessageType::kHeartbeatResponse: return "HeartbeatResponse";
     case MessageType::kTimeoutNow: return "TimeoutNow";
+    case MessageType::kPropose: return "Propose";
   }
   SLUICE_UNREACHABLE();
 }

@@ -21,6 +21,10 @@ enum class MessageType : uint8_t {
   kHeartbeat,          // commit: min(leader commit, the follower's match)
   kHeartbeatResponse,  //
   kTimeoutNow,         // leadership transfer: campaign at once, skipping pre-vote and the leader lease
+  // A proposal a non-leader hands to the leader it knows (etcd's MsgProp): `entries` are appended by the leader as
+  // if proposed there (their terms are ignored), or dropped by any node that does not lead. Never answered: the
+  // proposer learns the fate by applying the log. Outside the term rules: it neither raises nor checks a term.
+  kPropose,
 };
 std::string_view message_type_name(MessageType type);
 

@@ -182,6 +182,9 @@ void Raft::step(const Message& m) {
     SLUICE_PROBE("raft.message_from_non_member");
     return;
   }
+  // A forwarded proposal is not part of the term protocol (etcd treats MsgProp as local): its term is only what
+  // the follower knew, and whichever node leads now may append it.
+  if (m.type == MessageType::kPropose) return handle_propose(m);
   if (!accept_term(m)) return;
   dispatch(m);
 }
@@ -202,6 +205,7 @@ void Raft::dispatch(const Message& m) {
       SLUICE_PROBE("raft.timeout_now");
       leader_ = kNoNode;
       return become_candidate(true);
+    case MessageType::kPropose: return handle_propose(m);
   }
   SLUICE_UNREACHABLE();
 }

@@ -74,6 +74,10 @@ class Raft {
   // kEntryCountMax) and starts replicating it. Returns its first index (its last is first + count - 1), or 0 when
   // this node cannot accept proposals.
   Index propose(std::string payload, Index count = 1);
+  // Not the leader: hands the entry to the leader this node knows (a kPropose message; etcd's MsgProp forwarding),
+  // which appends it if it still leads and drops it otherwise. Returns that leader, or kNoNode when this node
+  // leads (call propose) or knows no leader. Nothing comes back: the proposer learns the entry's fate from the log.
+  NodeId forward(std::string payload, Index count = 1);
   // Starts an election now, as if the election timeout had passed (etcd's MsgHup). Voters only.
   void campaign();
   // Leader only: hand leadership to `target` (a voter) once it has the whole log (thesis §3.10).
@@ -137,6 +141,7 @@ class Raft {
   void handle_append_response(const Message& message);
   void handle_rejection(Progress& progress, const Message& message);
   void handle_heartbeat_response(const Message& message);
+  void handle_propose(const Message& message);
   bool admit_incarnation(Progress& progress, uint64_t incarnation);
   void maybe_commit();
   void maybe_send_timeout_now(NodeId to);

@@ -65,6 +65,35 @@ Index Raft::propose(std::string payload, Index count) {
   return first;
 }
 
+NodeId Raft::forward(std::string payload, Index count) {
+  SLUICE_ASSERT(count >= 1);
+  SLUICE_ASSERT(count <= kEntryCountMax);
+  if (role_ == Role::kLeader || leader_ == kNoNode) return kNoNode;
+  SLUICE_ASSERT(leader_ != options_.id);
+  SLUICE_ASSERT(membership_.contains(leader_));
+  Message m{.type = MessageType::kPropose, .to = leader_};
+  // The term is the leader's to give; send() stamps this node's term on the message, which the leader ignores.
+  m.entries.push_back(Entry{.term = 0, .count = count, .payload = std::move(payload)});
+  send(std::move(m));
+  return leader_;
+}
+
+void Raft::handle_propose(const Message& m) {
+  SLUICE_ASSERT(m.type == MessageType::kPropose);
+  if (role_ != Role::kLeader || transfer_target_ != kNoNode) {
+    // The sender's view of the leader is stale, or leadership is moving: the proposer retries at the new leader.
+    SLUICE_PROBE("raft.forwarded_proposal_dropped");
+    return;
+  }
+  for (const Entry& entry : m.entries) {
+    // The wire refuses counts outside [1, kEntryCountMax]; a message built in memory must hold to the same.
+    SLUICE_ASSERT(entry.count >= 1);
+    SLUICE_ASSERT(entry.count <= kEntryCountMax);
+    const Index first = propose(entry.payload, entry.count);
+    SLUICE_ASSERT(first != 0);  // a leader not transferring always accepts
+  }
+}
+
 void Raft::broadcast_append() {
   SLUICE_ASSERT(role_ == Role::kLeader);
   for (auto& [peer, progress] : progress_) send_append(peer);

@@ -8,7 +8,7 @@
 namespace sluice::raft {
 namespace {
 
-constexpr uint8_t kMaxMessageType = static_cast<uint8_t>(MessageType::kTimeoutNow);
+constexpr uint8_t kMaxMessageType = static_cast<uint8_t>(MessageType::kPropose);
 // Flags byte of a message.
 constexpr uint8_t kFlagReject = 1;
 constexpr uint8_t kFlagTransfer = 2;

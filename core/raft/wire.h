@@ -14,7 +14,8 @@
 
 namespace sluice::raft {
 
-// 2: each entry carries its index count (term, count, payload). A node refuses frames of another version.
+// 2: each entry carries its index count (term, count, payload); message types up to kPropose (a forwarded
+// proposal, added before version 2 was ever released). A node refuses frames of another version.
 inline constexpr uint8_t kWireVersion = 2;
 inline constexpr size_t kFrameHeaderBytes = 4;  // the length; version and kind count in it
 

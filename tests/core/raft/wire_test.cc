@@ -11,7 +11,7 @@ namespace {
 
 Message random_message(Random& rng) {
   Message m;
-  m.type = static_cast<MessageType>(rng.uniform(9));
+  m.type = static_cast<MessageType>(rng.uniform(10));  // every type, kPropose included
   m.from = 1 + rng.uniform(5);
   m.to = 1 + rng.uniform(5);
   m.term = rng.next_u64() >> rng.uniform(64);
@@ -109,6 +109,24 @@ TEST(RaftWire, AnotherVersionAnUnknownKindAndTrailingBytesAreRefused) {
   Bytes from_zero = body;
   from_zero[2] = 0;
   EXPECT_FALSE(decode_frame(from_zero).ok());
+}
+
+// A forwarded proposal carries its entries; the type after it is unknown to this version and refused.
+TEST(RaftWire, AForwardedProposalRoundTripsAndTheTypeAfterItIsRefused) {
+  Message m{.type = MessageType::kPropose, .from = 2, .to = 1, .term = 4};
+  m.entries.push_back(Entry{.term = 0, .count = 1, .payload = "metadata"});
+  Bytes frame;
+  encode_batch({Envelope{0, m}}, frame);
+  Result<Frame> decoded = decode_whole(frame);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+  ASSERT_EQ(decoded->batch.size(), 1u);
+  EXPECT_EQ(decoded->batch[0].message, m);
+  // [length][version][kind][count][group][type]: the type is the sixth byte of the frame when group and count are
+  // one-byte varints.
+  Bytes unknown(frame.begin() + kFrameHeaderBytes, frame.end());
+  ASSERT_EQ(unknown[4], static_cast<uint8_t>(MessageType::kPropose));
+  unknown[4] = static_cast<uint8_t>(MessageType::kPropose) + 1;
+  EXPECT_EQ(decode_frame(unknown).status().code(), Code::kCorruption);
 }
 
 TEST(RaftWire, EntryCountsRoundTripAndAnEntryCoveringNoIndexOrTooManyIsRefused) {
