@@ -4,10 +4,11 @@
 #include <string_view>
 
 #include "core/base/status.h"
+#include "core/cluster/metadata/topic_identity.h"
 
 namespace sluice::kafka {
 
-inline constexpr size_t kMaxTopicNameLength = 249;
+inline constexpr size_t kMaxTopicNameLength = cluster::metadata::kMaxTopicNameLength;
 
 // OK, or INVALID_TOPIC_EXCEPTION (17) saying which rule the name breaks: empty, "." or "..", longer than 249,
 // or a character outside [a-zA-Z0-9._-].

@@ -19,7 +19,7 @@ TopicId new_topic_id(Random& random);
 bool is_reserved_topic_id(const TopicId& id);
 
 // OK, or INVALID_TOPIC_EXCEPTION saying which rule the name breaks: empty, "." or "..", longer than 249, or a
-// character outside [a-zA-Z0-9._-]. The same rules as core/kafka/topic_names.h, which handlers check before
+// character outside [a-zA-Z0-9._-]. core/kafka/topic_names.h delegates here; its handlers check before
 // proposing; the image checks again because a record is applied whoever proposed it.
 Status check_topic_name(std::string_view name);
 
