@@ -43,14 +43,22 @@ std::optional<Acks> acks_from_wire(int16_t acks) {
 }
 
 Partition::Partition(PartitionContext& context, storage::TopicPartition tp, storage::TopicConfig config,
-                     std::string topic_id, std::shared_ptr<storage::PartitionLog> log)
+                     std::string topic_id, std::shared_ptr<storage::PartitionLog> log,
+                     std::optional<ReplicaGroup> replica_group)
     : context_(context),
       tp_(std::move(tp)),
       config_(std::move(config)),
       topic_id_(std::move(topic_id)),
       log_(std::move(log)),
+      replica_group_(std::move(replica_group)),
       producer_state_(context.env) {
   SLUICE_ASSERT(log_ != nullptr);
+  if (replica_group_) {
+    SLUICE_ASSERT(replica_group_->host != nullptr);
+    SLUICE_ASSERT(!replica_group_->replicas.empty());
+    SLUICE_ASSERT(!log_->settings().high_watermark_follows_log_end);
+    leader_epoch_ = kUndefinedEpoch;  // until the group reports its term
+  }
   seen_log_start_ = log_->log_start_offset();
   seen_log_end_ = log_->log_end_offset();
   check_offsets();
@@ -62,9 +70,12 @@ void Partition::check_offsets() const {
   const int64_t end = log_->log_end_offset();
   SLUICE_ASSERT(start <= high_watermark);
   SLUICE_ASSERT(high_watermark <= end);
-  // One node: offsets are never taken back (the replication step's truncation will lower the log end on purpose).
+  // The log start never goes back. One node never takes offsets back either; a replica cuts a deposed leader's
+  // uncommitted suffix, never below what it reported committed (the high watermark only rises).
   SLUICE_ASSERT(start >= seen_log_start_);
-  SLUICE_ASSERT(end >= seen_log_end_);
+  SLUICE_ASSERT(end >= seen_log_end_ || replicated());
+  SLUICE_ASSERT(high_watermark >= seen_high_watermark_ || !replicated());
+  seen_high_watermark_ = high_watermark;
   seen_log_start_ = start;
   seen_log_end_ = end;
 }
@@ -105,6 +116,7 @@ Status Partition::check_in_sync_replicas(Acks acks) const {
 
 Result<Appended> Partition::append_records(ByteView records, Acks acks,
                                            std::vector<storage::RecordError>* record_errors) {
+  if (!is_leader()) return not_leader();
   SLUICE_TRY(check_in_sync_replicas(acks));
   SLUICE_ASSIGN_OR_RETURN(
       const storage::ValidBatch valid,
@@ -123,13 +135,20 @@ Result<Appended> Partition::append_records(ByteView records, Acks acks,
     promised.result = context_.deferred->promise(shared_from_this(), records, header);
     return promised;
   }
-  return append_validated(records, header, /*defer_sync=*/true);
+  SLUICE_ASSIGN_OR_RETURN(Appended appended, append_validated(records, header, /*defer_sync=*/true));
+  // A replicated acks=all produce waits for the quorum; acks=0/1 are answered at the leader's append.
+  if (replicated()) appended.awaits_acknowledgement = acks == Acks::kAll;
+  return appended;
 }
 
 Result<Appended> Partition::append_validated(ByteView batch, const storage::BatchHeader& header, bool defer_sync) {
   Appended out;
   if (header.producer_id < 0) {  // kafkajs sends base sequence 0 with producer id -1: sequences mean nothing here
-    SLUICE_ASSIGN_OR_RETURN(out.result, append_to_log(batch, defer_sync));
+    if (replicated()) {
+      SLUICE_ASSIGN_OR_RETURN(out.result, append_replicated(batch, &out.leader_epoch));
+    } else {
+      SLUICE_ASSIGN_OR_RETURN(out.result, append_to_log(batch, defer_sync));
+    }
   } else {
     SLUICE_ASSIGN_OR_RETURN(out, append_idempotent(batch, header, defer_sync));
   }
@@ -166,13 +185,22 @@ Result<Appended> Partition::append_idempotent(ByteView batch, const storage::Bat
     out.result.last_offset = original->last_offset;
     out.result.log_append_time_ms = log_append_time ? original->timestamp : -1;
     out.result.log_start_offset = log_->log_start_offset();
+    if (replicated()) {
+      // The original's entry: an acks=all retry waits for it to commit, in the epoch it was appended in.
+      out.leader_epoch = log_->epoch_at(original->last_offset).value_or(kUndefinedEpoch);
+      return out;
+    }
     if (!log_->durable_through(original->last_offset + 1)) {
       if (!defer_sync) SLUICE_TRY(log_->wait_for_durability(original->last_offset + 1));
       out.result.sync_deferred = defer_sync;
     }
     return out;
   }
-  SLUICE_ASSIGN_OR_RETURN(out.result, append_to_log(batch, defer_sync));
+  if (replicated()) {
+    SLUICE_ASSIGN_OR_RETURN(out.result, append_replicated(batch, &out.leader_epoch));
+  } else {
+    SLUICE_ASSIGN_OR_RETURN(out.result, append_to_log(batch, defer_sync));
+  }
   storage::BatchHeader stored = header;
   stored.base_offset = out.result.base_offset;
   const int64_t timestamp = out.result.log_append_time_ms >= 0 ? out.result.log_append_time_ms : header.max_timestamp;
@@ -182,7 +210,11 @@ Result<Appended> Partition::append_idempotent(ByteView batch, const storage::Bat
 
 // One node: the leader's copy is every copy there is, so each acks level waits only for the durability the topic
 // promises. Replication makes acks=all wait for the quorum's commit (and a `persisted` topic for a quorum's sync).
-Status Partition::wait_acknowledged(int64_t end_offset, Acks acks, Instant deadline) {
+Status Partition::wait_acknowledged(int64_t end_offset, Acks acks, Instant deadline, int32_t leader_epoch) {
+  if (replicated()) {
+    if (acks != Acks::kAll) return Status();
+    return wait_replicated(end_offset, leader_epoch, deadline);
+  }
   SLUICE_ASSERT(end_offset <= log_->log_end_offset());
   return log_->wait_for_durability(end_offset);
 }

@@ -27,6 +27,7 @@
 #include "core/cluster/producer_state.h"
 #include "core/env/env.h"
 #include "core/env/sync.h"
+#include "core/raft/host.h"
 #include "core/storage/log_manager.h"
 #include "core/storage/partition_log.h"
 #include "core/storage/record_batch.h"
@@ -55,12 +56,24 @@ struct PartitionContext {
   DeferredAppends* deferred = nullptr;  // the ack-before-append mutation's queue; null unless it is planted
 };
 
+// A replicated partition's raft group (cluster mode): the node's host drives it, its log is the partition log
+// (partition_raft_log.h), and its voters are the partition's replicas.
+struct ReplicaGroup {
+  raft::RaftHost* host = nullptr;
+  raft::GroupId group = 0;
+  std::vector<int32_t> replicas;  // the voters, preferred leader first
+  // replica.lag.time.max.ms: a follower heard from within it and holding the committed prefix is in sync.
+  Duration replica_lag_max = std::chrono::seconds(30);
+};
+
 // One produce's outcome on a partition.
 struct Appended {
   storage::AppendResult result;  // offsets, LogAppendTime, log start
   bool duplicate = false;        // an idempotent retry: nothing was appended, `result` holds the original's offsets
   // The answer must wait for wait_acknowledged(end_offset(), acks, deadline) first: today a `persisted` topic's sync.
   bool awaits_acknowledgement = false;
+  // The leader epoch the batch was appended in (its raft term): an acks=all wait commits this entry or fails.
+  int32_t leader_epoch = -1;
   int64_t end_offset() const { return result.last_offset + 1; }
 };
 
@@ -86,8 +99,10 @@ struct TimestampAndOffset {
 
 class Partition : public std::enable_shared_from_this<Partition> {
  public:
+  // `replica_group`: a replicated partition (cluster mode); nullopt on one node. The caller adds the group to the
+  // host with hooks() before it starts reporting.
   Partition(PartitionContext& context, storage::TopicPartition tp, storage::TopicConfig config, std::string topic_id,
-            std::shared_ptr<storage::PartitionLog> log);
+            std::shared_ptr<storage::PartitionLog> log, std::optional<ReplicaGroup> replica_group = std::nullopt);
   Partition(const Partition&) = delete;
   Partition& operator=(const Partition&) = delete;
 
@@ -95,12 +110,18 @@ class Partition : public std::enable_shared_from_this<Partition> {
   const storage::TopicConfig& config() const { return config_; }
   const std::string& topic_id() const { return topic_id_; }
 
-  // ---- Leadership: this node, in one epoch, with itself as the only (in-sync) replica ----
-  int32_t leader() const { return context_.node_id; }
-  bool is_leader() const { return leader() == context_.node_id; }
+  // ---- Leadership: on one node this node, in one epoch, its only (in-sync) replica; replicated, the raft group's ----
+  bool replicated() const { return replica_group_.has_value(); }
+  // The leader's node id; -1 while a replicated partition knows none.
+  int32_t leader() const;
+  bool is_leader() const;
   int32_t leader_epoch() const { return leader_epoch_; }
-  std::vector<int32_t> replicas() const { return {context_.node_id}; }
-  std::vector<int32_t> in_sync_replicas() const { return {context_.node_id}; }
+  std::vector<int32_t> replicas() const;
+  // The leader's view: itself and the followers heard from within replica.lag.time.max.ms that hold the committed
+  // prefix. A follower does not know it and answers the replicas.
+  std::vector<int32_t> in_sync_replicas() const;
+  // The raft group's callbacks (replicated only): role and term changes, commit index advances.
+  raft::GroupHooks hooks();
   // A request's CurrentLeaderEpoch: kNone when it matches (or is -1), else FENCED_ / UNKNOWN_LEADER_EPOCH.
   ErrorCode check_leader_epoch(int32_t current_leader_epoch) const {
     return check_current_leader_epoch(current_leader_epoch, leader_epoch_);
@@ -125,7 +146,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // topic, at every acks level). An error replaces the produce's answer for this partition. `deadline` is the
   // produce's timeout_ms from its arrival: a quorum wait gives up there with REQUEST_TIMED_OUT (Kafka's
   // DelayedProduce); a local sync is never abandoned, so one node does not use it.
-  Status wait_acknowledged(int64_t end_offset, Acks acks, Instant deadline);
+  // A replicated partition: acks=all waits for the quorum's commit of the entry appended in `leader_epoch`
+  // (Appended::leader_epoch) and answers NOT_LEADER_OR_FOLLOWER when it can no longer say, REQUEST_TIMED_OUT at the
+  // deadline; acks=0/1 do not wait.
+  Status wait_acknowledged(int64_t end_offset, Acks acks, Instant deadline, int32_t leader_epoch = -1);
 
   // ---- Reads ----
   // Whole batches from `position.offset` up to the high watermark, at most `max_bytes` (Kafka's fetchRecords):
@@ -160,6 +184,13 @@ class Partition : public std::enable_shared_from_this<Partition> {
   Result<Appended> append_validated(ByteView batch, const storage::BatchHeader& header, bool defer_sync);
   Result<Appended> append_idempotent(ByteView batch, const storage::BatchHeader& header, bool defer_sync);
   Result<storage::AppendResult> append_to_log(ByteView batch, bool defer_sync);
+  // The replicated append: proposes the batch to the raft group and returns once the leader appended it.
+  Result<storage::AppendResult> append_replicated(ByteView batch, int32_t* leader_epoch);
+  Status wait_replicated(int64_t end_offset, int32_t leader_epoch, Instant deadline);
+  void on_role_change(raft::Role role, raft::Term term, raft::NodeId leader);
+  void on_commit(raft::Index commit);
+  Status not_leader() const;
+  EpochEndOffset epoch_end_offset(int32_t requested) const;
   Status check_in_sync_replicas(Acks acks) const;
   Status check_not_removed() const;
   Result<PartitionRead> read_up_to_high_watermark(int64_t offset, size_t max_bytes, bool min_one_batch);
@@ -173,11 +204,15 @@ class Partition : public std::enable_shared_from_this<Partition> {
   storage::TopicConfig config_;  // kept equal to the log manager's by PartitionManager::alter_config
   const std::string topic_id_;
   const std::shared_ptr<storage::PartitionLog> log_;
-  int32_t leader_epoch_ = kInitialLeaderEpoch;
+  const std::optional<ReplicaGroup> replica_group_;
+  int32_t leader_epoch_ = kInitialLeaderEpoch;  // replicated: the raft term
+  raft::Role role_ = raft::Role::kFollower;     // replicated only
+  int32_t leader_id_ = -1;                      // replicated only
   ProducerState producer_state_;
   // The largest log start and log end seen, for check_offsets.
   mutable int64_t seen_log_start_ = 0;
   mutable int64_t seen_log_end_ = 0;
+  mutable int64_t seen_high_watermark_ = 0;
 };
 
 }  // namespace sluice::cluster

@@ -1,5 +1,7 @@
 #include "core/cluster/partition_manager.h"
 
+#include <algorithm>
+
 #include "core/base/assert.h"
 
 namespace sluice::cluster {
@@ -48,6 +50,33 @@ Result<std::shared_ptr<Partition>> PartitionManager::create(const storage::Topic
   SLUICE_TRY(logs_.create_partition(tp, config, topic_id).status());
   // No suspension since the log manager listed it: no request can find the log without its Partition.
   std::shared_ptr<Partition> partition = make_partition(tp);
+  partitions_[tp] = partition;
+  return partition;
+}
+
+Result<std::shared_ptr<Partition>> PartitionManager::replicate(const storage::TopicPartition& tp, raft::RaftHost& host,
+                                                               raft::GroupId group, std::vector<int32_t> replicas) {
+  SLUICE_ASSERT(!replicas.empty());
+  SLUICE_ASSERT(std::find(replicas.begin(), replicas.end(), context_.node_id) != replicas.end());
+  SLUICE_ASSERT(group_storage_.count(tp) == 0);
+  const storage::TopicConfig* config = logs_.topic_config(tp);
+  std::shared_ptr<storage::PartitionLog> log = logs_.find_shared(tp);
+  if (config == nullptr || log == nullptr) {
+    return Status(Code::kNotFound, tp.to_string() + " has no log on this node");
+  }
+  SLUICE_ASSERT(!log->settings().high_watermark_follows_log_end);
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<PartitionGroupStorage> storage,
+                          PartitionGroupStorage::open(env_, *log, context_.node_id));
+  raft::Membership membership;
+  for (int32_t replica : replicas) membership.voters.push_back(static_cast<raft::NodeId>(replica));
+  ReplicaGroup replica_group{.host = &host, .group = group, .replicas = std::move(replicas)};
+  replica_group.replica_lag_max = std::chrono::milliseconds(replica_lag_time_max_ms_);
+  auto partition =
+      std::make_shared<Partition>(context_, tp, *config, logs_.topic_id(tp), std::move(log), std::move(replica_group));
+  const raft::CommitMode mode = config->durability == storage::Durability::kPersisted ? raft::CommitMode::kPersisted
+                                                                                      : raft::CommitMode::kReplicated;
+  host.add_group(group, membership, *storage, mode, partition->hooks());
+  group_storage_[tp] = std::move(storage);
   partitions_[tp] = partition;
   return partition;
 }

@@ -16,6 +16,8 @@
 #include "core/base/mutations.h"
 #include "core/cluster/deferred_appends.h"
 #include "core/cluster/partition.h"
+#include "core/cluster/partition_raft_log.h"
+#include "core/raft/host.h"
 #include "core/env/env.h"
 #include "core/env/sync.h"
 #include "core/storage/log_manager.h"
@@ -43,6 +45,13 @@ class PartitionManager {
   // Creates the partition's log with `config` and `topic_id` (log_manager.h) and its Partition.
   Result<std::shared_ptr<Partition>> create(const storage::TopicPartition& tp, const storage::TopicConfig& config,
                                             const std::string& topic_id);
+  // Cluster mode: makes the partition (its log created or loaded) a replica in raft group `group` of `host`, whose
+  // voters are `replicas`: its log becomes the group's log, its hard state is kept beside it, and the Partition
+  // answering for it is replaced by a replicated one. Before host->start(), or from a fiber of the node once the
+  // host adds groups while running. REQUIRES: the log manager runs with replicated_logs; the partition exists and
+  // is not yet replicated.
+  Result<std::shared_ptr<Partition>> replicate(const storage::TopicPartition& tp, raft::RaftHost& host,
+                                               raft::GroupId group, std::vector<int32_t> replicas);
   // Gone for lookups at once, then its log is closed and its directory removed. kNotFound when absent.
   Status remove(const storage::TopicPartition& tp);
   // The partition's new config, persisted and in force at once (settings, retention, the produce checks).
@@ -60,7 +69,10 @@ class PartitionManager {
   WaitQueue appended_;
   std::unique_ptr<DeferredAppends> deferred_;  // only with the ack-before-append mutation
   PartitionContext context_;                   // refers to the three members above
+  int64_t replica_lag_time_max_ms_ = 30000;    // replica.lag.time.max.ms
   std::map<storage::TopicPartition, std::shared_ptr<Partition>> partitions_;
+  // A replicated partition's raft storage (its log and hard state), which its host reads until it stops.
+  std::map<storage::TopicPartition, std::unique_ptr<PartitionGroupStorage>> group_storage_;
 };
 
 }  // namespace sluice::cluster

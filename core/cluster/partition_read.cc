@@ -28,14 +28,25 @@ Status leader_epoch_error(ErrorCode error, int32_t requested, int32_t current, c
 
 }  // namespace
 
+// The end offset of the largest epoch <= `requested`: from the log's leader-epoch cache on a replica, from the one
+// epoch a single node has known otherwise.
+EpochEndOffset Partition::epoch_end_offset(int32_t requested) const {
+  if (!replicated()) return end_offset_for_epoch(requested, leader_epoch_, log_start_offset(), log_end_offset());
+  const storage::EpochEndOffset found = log_->end_offset_for_epoch(requested);
+  return EpochEndOffset{found.epoch, found.end_offset};
+}
+
 Result<EpochEndOffset> Partition::last_offset_for_leader_epoch(int32_t current_leader_epoch, int32_t epoch) const {
+  if (!is_leader()) return not_leader();
   if (const ErrorCode fenced = check_leader_epoch(current_leader_epoch); fenced != ErrorCode::kNone) {
     return leader_epoch_error(fenced, current_leader_epoch, leader_epoch_, tp_);
   }
-  return end_offset_for_epoch(epoch, leader_epoch_, log_start_offset(), log_end_offset());
+  return epoch_end_offset(epoch);
 }
 
 Result<PartitionRead> Partition::read(const FetchPosition& position, size_t max_bytes, bool min_one_batch) {
+  // Consumers fetch from the leader (Kafka 3.9 without a replica selector, KIP-392).
+  if (!is_leader()) return not_leader();
   if (const ErrorCode fenced = check_leader_epoch(position.current_leader_epoch); fenced != ErrorCode::kNone) {
     return leader_epoch_error(fenced, position.current_leader_epoch, leader_epoch_, tp_);
   }
@@ -43,8 +54,7 @@ Result<PartitionRead> Partition::read(const FetchPosition& position, size_t max_
   // last saw, else the answer names the epoch and end offset it diverged at, with no records.
   if (position.last_fetched_epoch >= 0) {
     const int64_t log_start = log_start_offset();
-    const EpochEndOffset end =
-        end_offset_for_epoch(position.last_fetched_epoch, leader_epoch_, log_start, log_end_offset());
+    const EpochEndOffset end = epoch_end_offset(position.last_fetched_epoch);
     if (end.epoch == kUndefinedEpoch || end.end_offset == kUndefinedEpochOffset || position.offset < log_start) {
       return kafka_error(ErrorCode::kOffsetOutOfRange,
                          fmt::format("{}: no end offset for the last fetched epoch {} at offset {}", tp_.to_string(),
@@ -89,6 +99,7 @@ Result<PartitionRead> Partition::read_up_to_high_watermark(int64_t offset, size_
 
 Result<std::optional<TimestampAndOffset>> Partition::offset_for_timestamp(int64_t timestamp, ReadUpTo up_to,
                                                                           int32_t current_leader_epoch) {
+  if (!is_leader()) return not_leader();
   if (const ErrorCode fenced = check_leader_epoch(current_leader_epoch); fenced != ErrorCode::kNone) {
     return leader_epoch_error(fenced, current_leader_epoch, leader_epoch_, tp_);
   }
@@ -171,6 +182,13 @@ Result<int64_t> Partition::delete_records(int64_t offset) {
                        fmt::format("The offset {} for partition {} is not valid", offset, tp_.to_string()));
   }
   SLUICE_TRY(check_not_removed());
+  if (!is_leader()) return not_leader();
+  if (replicated()) {
+    // The log start is not replicated yet (issue 22, step 6): moving the leader's alone would strand a lagging
+    // follower below it.
+    return kafka_error(ErrorCode::kPolicyViolation,
+                       fmt::format("DeleteRecords on the replicated partition {} is not supported yet", tp_.to_string()));
+  }
   // The log manager moves the start under its maintenance mutex (no retention or cleaner pass meanwhile) and
   // declares the effect; the log refuses an offset above the high watermark.
   SLUICE_ASSIGN_OR_RETURN(const int64_t log_start, context_.logs.delete_records(tp_, offset));

@@ -126,9 +126,20 @@ Status ProducerState::load_once(storage::PartitionLog& log) {
       state.changed_.notify_all();
     }
   } done{*this};
-  SLUICE_TRY(load(log));
-  loaded_ = true;
+  while (!loaded_) {
+    const uint64_t generation = generation_;
+    producers_ = PartitionProducers();
+    SLUICE_TRY(load(log));
+    loaded_ = generation == generation_;
+  }
   return Status();
+}
+
+void ProducerState::invalidate() {
+  ++generation_;
+  if (loading_) return;  // the rebuild in progress sees the new generation and starts over
+  loaded_ = false;
+  producers_ = PartitionProducers();
 }
 
 Status ProducerState::load(storage::PartitionLog& log) {

@@ -93,6 +93,9 @@ class ProducerState {
   // Rebuilds the state from the tail of `log` the first time; concurrent callers wait for that one rebuild. A
   // failed rebuild is tried again by the next caller.
   Status load_once(storage::PartitionLog& log);
+  // Forgets the state: the next load_once rebuilds it from the log (a replica that becomes leader, whose log grew by
+  // the previous leader's appends). A rebuild running now is redone. Never suspends.
+  void invalidate();
 
   // Producer `producer_id`'s turn on this partition, held for the life of the object.
   class Turn {
@@ -119,6 +122,7 @@ class ProducerState {
   PartitionProducers producers_;
   bool loaded_ = false;
   bool loading_ = false;
+  uint64_t generation_ = 0;  // raised by invalidate(): a rebuild that started before it is redone
   std::set<int64_t> busy_;  // producers with an append in flight
   WaitQueue changed_;       // a load or an append ended
   Instant next_expiry_{};

@@ -63,6 +63,25 @@ void set_partition_leader_epoch(MutableByteView batch, int32_t epoch) {
   store_be<int32_t>(batch.data() + 12, epoch);
 }
 
+void set_base_offset_and_epoch(MutableByteView batch, int64_t base_offset, int32_t epoch) {
+  SLUICE_ASSERT(batch.size() >= kBatchHeaderBytes);
+  SLUICE_ASSERT(base_offset >= 0);
+  set_base_offset(batch, base_offset);
+  set_partition_leader_epoch(batch, epoch);
+}
+
+Result<int64_t> set_offsets_and_epoch(MutableByteView batches, int64_t first_offset, int32_t epoch) {
+  size_t consumed = 0;
+  SLUICE_ASSIGN_OR_RETURN(std::vector<BatchSpan> spans, split_batches(batches, &consumed));
+  if (consumed != batches.size()) return corruption("set_offsets_and_epoch: the input is not whole batches");
+  int64_t next = first_offset;
+  for (const BatchSpan& span : spans) {
+    set_base_offset_and_epoch(batches.subspan(span.position, span.header.size_bytes()), next, epoch);
+    next += span.header.last_offset_delta + int64_t{1};
+  }
+  return next;
+}
+
 namespace {
 
 void rewrite_crc(MutableByteView batch) {

@@ -45,6 +45,10 @@ struct BrokerStorageConfig {
   // Known bugs planted for the simulator's checkers (core/base/mutations.h): the broker copies
   // kafka::BrokerConfig::mutations here. Empty in the real world.
   MutationSet mutations;
+  // Cluster mode: every partition log is its raft group's log (core/cluster/partition_raft_log.h). Its high
+  // watermark is the group's commit index, set from outside, and the raft host, not the log, decides when it syncs
+  // (a `persisted` topic's group counts only synced entries). Not a Kafka setting: the node sets it.
+  bool replicated_logs = false;
 
   // Parses the storage keys of a broker's key → string settings. Keys this does not know are left to the broker
   // (is_storage_key tells them apart). Invalid values give INVALID_CONFIG naming the key and what it accepts.

@@ -7,6 +7,7 @@
 //                                          offset), both monotonic
 //   <dir>/partition.state                  log start offset and recovery point (kStateFileBytes, CRC32C)
 //   <dir>/.sluice_cleanshutdown            written last by a graceful close, removed first by the next open
+//   <dir>/leader-epoch-checkpoint          Kafka's text file: the first offset of each leader epoch
 //   suffixes .cleaned .swap .deleted       temporary names (the cleaner's swap, asynchronous deletion)
 #pragma once
 
@@ -38,6 +39,9 @@ inline constexpr std::string_view kDeletedSuffix = ".deleted";
 inline constexpr std::string_view kStateFileName = "partition.state";
 inline constexpr std::string_view kStateTempFileName = "partition.state.tmp";
 inline constexpr std::string_view kCleanShutdownFileName = ".sluice_cleanshutdown";
+// Kafka's leader epoch cache (leader_epoch_cache.h): a version line, a count line, "epoch start_offset" lines.
+inline constexpr std::string_view kLeaderEpochFileName = "leader-epoch-checkpoint";
+inline constexpr std::string_view kLeaderEpochTempFileName = "leader-epoch-checkpoint.tmp";
 
 // partition.state: magic "SLPS", u16 version, i64 log start offset, i64 recovery point, u32 CRC32C of the rest.
 inline constexpr uint32_t kStateMagic = 0x534c5053;

@@ -100,6 +100,14 @@ Status read_metadata(Env env, const std::string& dir, const InspectOptions& opti
     Result<PartitionState> state = decode_partition_state(bytes);
     if (state.ok()) report.state = *state;
   }
+  Result<std::optional<std::vector<EpochEntry>>> epochs = read_leader_epoch_checkpoint(env.fs, dir);
+  if (epochs.ok()) {
+    report.leader_epochs = std::move(*epochs);
+  } else if (epochs.status().code() == Code::kCorruption) {
+    report.leader_epochs_problem = epochs.status().message();
+  } else {
+    return std::move(epochs).take_status();
+  }
   return Status();
 }
 
@@ -132,7 +140,7 @@ Result<PartitionReport> inspect_partition(Env env, const std::string& dir, const
       report.segments.push_back(std::move(segment));
     } else if (!name || (name->suffix != kIndexSuffix && name->suffix != kTimeIndexSuffix)) {
       if (entry.name != "topic.properties" && entry.name != "partition.metadata" && entry.name != kStateFileName &&
-          entry.name != kCleanShutdownFileName) {
+          entry.name != kCleanShutdownFileName && entry.name != kLeaderEpochFileName) {
         report.other_files.push_back(entry.name);
       }
     }

@@ -9,6 +9,7 @@
 
 #include "core/base/result.h"
 #include "core/env/env.h"
+#include "core/storage/leader_epoch_cache.h"
 #include "core/storage/log_format.h"
 #include "core/storage/topic_config.h"
 
@@ -40,6 +41,10 @@ struct PartitionReport {
   int64_t log_end_offset = 0;
   std::vector<SegmentReport> segments;
   std::vector<std::string> other_files;  // temporary files (.deleted, .cleaned, .swap) and strays
+  // leader-epoch-checkpoint as the file says (an open drops entries outside [log start, log end)); nullopt when
+  // there is none, and then `leader_epochs_problem` says why when it is there but does not decode.
+  std::optional<std::vector<EpochEntry>> leader_epochs;
+  std::string leader_epochs_problem;
   std::string retention;   // the explanation; see explain_retention
   std::string compaction;  // see explain_compaction
   std::optional<int64_t> cleaner_checkpoint;  // from <data dir>/cleaner-offset-checkpoint, when listed there

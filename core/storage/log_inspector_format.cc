@@ -171,6 +171,16 @@ std::string format_report(const PartitionReport& r) {
     if (!s.damage.empty()) out += "      DAMAGE: " + s.damage + "\n";
   }
   for (const std::string& f : r.other_files) out += "  other file: " + f + "\n";
+  if (r.leader_epochs.has_value()) {
+    out += "  leader epochs (epoch from offset):";
+    for (const EpochEntry& e : *r.leader_epochs) out += fmt::format(" {} from {},", e.epoch, e.start_offset);
+    if (r.leader_epochs->empty()) out += " none recorded,";
+    out.back() = '\n';
+  } else {
+    out += "  leader epochs: " +
+           (r.leader_epochs_problem.empty() ? "no leader-epoch-checkpoint" : "DAMAGED: " + r.leader_epochs_problem) +
+           " (the next open rebuilds it from the batches)\n";
+  }
   out += "  retention: " + r.retention + "\n";
   if (r.next_eviction_ms) out += "  next eviction due: " + format_timestamp(*r.next_eviction_ms) + "\n";
   out += "  compaction: " + r.compaction + "\n";
@@ -212,7 +222,18 @@ std::string format_reports_json(const std::vector<PartitionReport>& reports) {
       append_json_string(out, s.damage);
       out += "}";
     }
-    out += "],\"retention\":";
+    out += "],\"leader_epochs\":";
+    if (r.leader_epochs.has_value()) {
+      out += "[";
+      for (size_t j = 0; j < r.leader_epochs->size(); ++j) {
+        const EpochEntry& e = (*r.leader_epochs)[j];
+        out += fmt::format("{}{{\"epoch\":{},\"start_offset\":{}}}", j ? "," : "", e.epoch, e.start_offset);
+      }
+      out += "]";
+    } else {
+      out += "null";
+    }
+    out += ",\"retention\":";
     append_json_string(out, r.retention);
     out += ",\"next_eviction_ms\":" + (r.next_eviction_ms ? std::to_string(*r.next_eviction_ms) : "null");
     out += ",\"compaction\":";

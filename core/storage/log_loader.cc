@@ -146,7 +146,7 @@ Status Loader::clean_temp_files(Listing& listing) {
     // Index swaps go with their .log.swap (finish_swap); an orphan one is removed like any temporary file.
     const bool temp = ends_with(name, kCleanedSuffix) || ends_with(name, kDeletedSuffix) ||
                       (ends_with(name, kSwapSuffix) && !log_swap);
-    if (name == kStateTempFileName || (parsed.has_value() && temp)) {
+    if (name == kStateTempFileName || name == kLeaderEpochTempFileName || (parsed.has_value() && temp)) {
       SLUICE_PROBE("log_loader.temp_file_removed");
       SLUICE_TRY(remove_if_exists(env_.fs, path(name)));
       ++loaded_.stats.temp_files_removed;

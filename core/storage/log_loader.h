@@ -5,9 +5,10 @@
 // Recovery, in order:
 //  1. The clean-shutdown marker is read and removed at once (and the directory synced), so that a crash while
 //     loading counts as unclean.
-//  2. Temporary files: `.cleaned` and `.deleted` are removed; a `.log.swap` whose batches all verify replaces the
-//     segments it covers (the cleaner syncs it before giving it that name), an invalid one is removed (undone).
-//     Index files without a `.log` are removed.
+//  2. Temporary files: `.cleaned`, `.deleted`, `partition.state.tmp` and `leader-epoch-checkpoint.tmp` are
+//     removed; a `.log.swap` whose batches all verify replaces the segments it covers (the cleaner syncs it before
+//     giving it that name), an invalid one is removed (undone). Index files without a `.log` are removed.
+//  (After the load, PartitionLog::open brings the leader epoch cache in line with what recovery kept.)
 //  3. Clean: every segment is trusted (no scan; an index is rebuilt only when missing or damaged). Unclean:
 //     segments below the one holding the recovery point are trusted; from that one on every batch is checked.
 //     A bad batch in the LAST segment is a torn tail: the segment is cut there. In any other segment it is

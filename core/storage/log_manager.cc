@@ -111,6 +111,10 @@ Status LogManager::load_partition(const std::string& name) {
 LogSettings LogManager::settings_for(const TopicConfig& config) const {
   LogSettings settings = log_settings_for(config);
   settings.mutations = config_.mutations;
+  if (config_.replicated_logs) {
+    settings.high_watermark_follows_log_end = false;
+    settings.persisted = false;
+  }
   return settings;
 }
 

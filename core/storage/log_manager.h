@@ -70,6 +70,14 @@ class LogManager {
   // KAFKA_STORAGE_ERROR (reads keep working), unless the delete-oldest policy frees space first.
   // `defer_sync`: see AppendOptions (the caller then waits on the partition's wait_for_durability).
   Result<AppendResult> append(const TopicPartition& tp, ByteView batches, bool defer_sync = false);
+  // A replica's append (PartitionLog::append_as_replica: a leader's batches byte for byte) after the same
+  // disk-pressure check.
+  Result<AppendResult> append_as_replica(const TopicPartition& tp, ByteView batches, bool defer_sync = false);
+  // A replica's suffix truncation (PartitionLog::truncate_to) on the maintenance turn, so that no cleaner pass,
+  // retention check, DeleteRecords or delete-oldest works on the log meanwhile. A cleaner checkpoint above the new
+  // log end comes down to the active segment's base (Kafka's maybeTruncateCleanerCheckpointToActiveSegmentBaseOffset):
+  // the batches appended there later are dirty.
+  Status truncate_to(const TopicPartition& tp, int64_t end_offset);
 
   // DeleteRecords: moves the log start to `offset` (kOffsetOutOfRange above the high watermark).
   Result<int64_t> delete_records(const TopicPartition& tp, int64_t offset);
@@ -114,6 +122,8 @@ class LogManager {
   RetentionHooks retention_hooks(const TopicPartition& tp, int64_t now_ms) const;
   Status write_config(const TopicPartition& tp, const TopicConfig& config);
   Status check_disk_pressure(const TopicPartition& tp);
+  // append and append_as_replica: the lookup, the disk-pressure check, the accounting of what was written.
+  Result<AppendResult> append_with(const TopicPartition& tp, ByteView batches, bool defer_sync, bool as_replica);
   // Percent of the data directory's file system in use, rounded down; from the last reading while it is fresh.
   Result<int64_t> disk_used_percent(bool reread);
   Status free_oldest(const TopicPartition& tp);

@@ -7,15 +7,26 @@
 namespace sluice::storage {
 
 Result<AppendResult> LogManager::append(const TopicPartition& tp, ByteView batches, bool defer_sync) {
+  return append_with(tp, batches, defer_sync, /*as_replica=*/false);
+}
+
+Result<AppendResult> LogManager::append_as_replica(const TopicPartition& tp, ByteView batches, bool defer_sync) {
+  return append_with(tp, batches, defer_sync, /*as_replica=*/true);
+}
+
+Result<AppendResult> LogManager::append_with(const TopicPartition& tp, ByteView batches, bool defer_sync,
+                                             bool as_replica) {
   if (closed_) return closed("log manager is closed");
   auto it = entries_.find(tp);
   if (it == entries_.end()) return kafka_error(ErrorCode::kUnknownTopicOrPartition, tp.to_string());
   const std::shared_ptr<PartitionLog> log = it->second.log;  // `it` may not survive the suspensions below
   AppendOptions options;
-  options.log_append_time = it->second.config.message_timestamp_type == MessageTimestampType::kLogAppendTime;
+  // A replica keeps the leader's bytes, timestamps included.
+  options.log_append_time =
+      !as_replica && it->second.config.message_timestamp_type == MessageTimestampType::kLogAppendTime;
   options.defer_sync = defer_sync;
   SLUICE_TRY(check_disk_pressure(tp));
-  Result<AppendResult> appended = log->append(batches, options);
+  Result<AppendResult> appended = as_replica ? log->append_as_replica(batches, options) : log->append(batches, options);
   if (appended.ok()) disk_usage_.appended_since += appended->disk_bytes;  // preallocation included
   if (!appended.ok() && appended.status().code() == Code::kNoSpace) {
     ++appends_refused_for_space_;
@@ -84,6 +95,23 @@ Status LogManager::free_oldest(const TopicPartition& requester) {
                 requester.to_string(), victim_tp.to_string(), end);
   SLUICE_TRY(victim->advance_log_start(end, reporter(victim_tp, LogEffect::Reason::kDiskPressure, wall_ms())));
   return victim->remove_segments_below_log_start().status();
+}
+
+Status LogManager::truncate_to(const TopicPartition& tp, int64_t end_offset) {
+  if (closed_) return closed("log manager is closed");
+  LockGuard lock(maintenance_);  // first: the lookup must not span a suspension
+  auto it = entries_.find(tp);
+  if (it == entries_.end()) return kafka_error(ErrorCode::kUnknownTopicOrPartition, tp.to_string());
+  const std::shared_ptr<PartitionLog> log = it->second.log;
+  SLUICE_TRY(log->truncate_to(end_offset));
+  auto checkpoint = cleaner_checkpoints_.find(tp);
+  const int64_t active_base = log->segments().back().base_offset;
+  if (checkpoint != cleaner_checkpoints_.end() && checkpoint->second > active_base) {
+    SLUICE_PROBE("log_manager.cleaner_checkpoint_truncated");
+    checkpoint->second = active_base;
+    SLUICE_TRY(write_cleaner_checkpoints(env_.fs, data_dir_, cleaner_checkpoints_));
+  }
+  return Status();
 }
 
 Result<int64_t> LogManager::delete_records(const TopicPartition& tp, int64_t offset) {

@@ -7,38 +7,9 @@
 #include "core/protocol/error_codes.h"
 #include "core/storage/log_format.h"
 #include "core/storage/log_loader.h"
+#include "core/storage/partition_log_internal.h"
 
 namespace sluice::storage {
-
-// Shared by the log and its housekeeping fiber, which may outlive it by one wake-up.
-struct PartitionLog::Background {
-  explicit Background(Scheduler& scheduler) : wake(scheduler) {}
-  PartitionLog* log = nullptr;  // null once the log is gone
-  bool stop = false;
-  bool busy = false;  // inside run_housekeeping: the log must not be destroyed now
-  WaitQueue wake;
-  FiberRef fiber;
-};
-
-// Holds the append lock for a scope. Waiters re-check the flag (no hand-off), so a killed waiter leaves nothing
-// locked behind it.
-class PartitionLog::AppendGuard {
- public:
-  explicit AppendGuard(PartitionLog& log) : log_(log) {
-    while (log_.append_locked_) log_.append_waiters_.wait();
-    log_.append_locked_ = true;
-  }
-  ~AppendGuard() {
-    SLUICE_ASSERT(log_.append_locked_);
-    log_.append_locked_ = false;
-    log_.append_waiters_.notify_one();
-  }
-  AppendGuard(const AppendGuard&) = delete;
-  AppendGuard& operator=(const AppendGuard&) = delete;
-
- private:
-  PartitionLog& log_;
-};
 
 namespace {
 
@@ -50,7 +21,12 @@ Duration ms(int64_t value) { return std::chrono::milliseconds(value); }
 }  // namespace
 
 PartitionLog::PartitionLog(Env env, std::string dir, LogSettings settings)
-    : env_(env), dir_(std::move(dir)), settings_(settings), append_waiters_(env.scheduler), sync_done_(env.scheduler) {
+    : env_(env),
+      dir_(std::move(dir)),
+      settings_(settings),
+      append_waiters_(env.scheduler),
+      sync_done_(env.scheduler),
+      truncation_done_(env.scheduler) {
   SLUICE_ASSERT(settings_.segment_bytes > 0);
   SLUICE_ASSERT(settings_.segment_ms > 0);
   SLUICE_ASSERT(settings_.flush_messages > 0);
@@ -101,6 +77,7 @@ Result<std::unique_ptr<PartitionLog>> PartitionLog::open(Env env, std::string di
   log->log_end_offset_ = log->active().next_offset();
   log->recovery_point_ = log->log_end_offset_;
   log->high_watermark_ = settings.high_watermark_follows_log_end ? log->log_end_offset_ : log->log_start_offset_;
+  SLUICE_TRY(log->load_leader_epochs());  // after every cut recovery made: the cache follows the log
   SLUICE_TRY(log->write_state());  // also syncs the directory (a new first segment)
   log->verify_invariants();
   log->start_background();
@@ -140,30 +117,18 @@ Result<AppendResult> PartitionLog::append(ByteView batches, const AppendOptions&
   {
     AppendGuard lock(*this);
     SLUICE_TRY(check_appendable());  // closed or failed while this fiber waited for the lock
+    const std::optional<int32_t> latest = epochs_.latest_epoch();
+    if (options.leader_epoch.has_value() && latest.has_value() && *options.leader_epoch < *latest) {
+      return Status(Code::kInvalidArgument,
+                    dir_ + ": append in leader epoch " + std::to_string(*options.leader_epoch) +
+                        ", below the log's latest epoch " + std::to_string(*latest),
+                    static_cast<int16_t>(ErrorCode::kNotLeaderOrFollower));
+    }
     OutgoingBatches outgoing;
     result = assign_offsets(batches, spans, options, &outgoing);
-    int64_t incoming_max_timestamp = -1;
-    for (const BatchSpan& span : spans)
-      incoming_max_timestamp = std::max(incoming_max_timestamp, span.header.max_timestamp);
-    if (should_roll(active(), batches.size(), incoming_max_timestamp, result.last_offset)) {
-      SLUICE_TRY(roll_locked());
-    }
-    const uint64_t allocated_before = active().allocated_bytes();
-    Status written =
-        active().append(outgoing.parts, spans, settings_.persisted ? kPersistedPreallocateBytes : 0);
-    if (!written.ok()) return written.code() == Code::kIoError ? fail(written) : written;
-    result.disk_bytes = active().allocated_bytes() - allocated_before;
-    log_end_offset_ = result.last_offset + 1;
-    ++stats_.appends;
-    advance_high_watermark();
+    SLUICE_TRY(write_locked(outgoing.parts, spans, batches.size(), result));
   }
-  const bool sync_now = settings_.persisted ? !options.defer_sync
-                                            : log_end_offset_ - recovery_point_ >= settings_.flush_messages;
-  if (sync_now) SLUICE_TRY(sync_through(result.last_offset + 1));
-  result.sync_deferred = !durable_through(result.last_offset + 1);
-  SLUICE_ASSERT(!result.sync_deferred || options.defer_sync);
-  result.log_start_offset = log_start_offset_;
-  return result;
+  return finish_append(std::move(result), options);
 }
 
 // Under CreateTime only each batch's base offset changes, and it lies outside the CRC: the batches go to disk
@@ -179,24 +144,38 @@ AppendResult PartitionLog::assign_offsets(ByteView batches, std::vector<BatchSpa
     out->parts.push_back(ByteView(out->copy));
   } else {
     out->base_offsets.reserve(spans.size());  // no reallocation: parts view its elements
-    out->parts.reserve(2 * spans.size());
+    out->parts.reserve(4 * spans.size());
   }
+  const std::optional<int32_t> epoch = options.leader_epoch;
+  if (epoch.has_value()) put_be(out->epoch.data(), static_cast<uint32_t>(*epoch), out->epoch.size());
   int64_t next = log_end_offset_;
   for (BatchSpan& span : spans) {
     const size_t size = span.header.size_bytes();
     if (options.log_append_time) {
       MutableByteView bytes(out->copy.data() + span.position, size);
       set_base_offset(bytes, next);
+      if (epoch.has_value()) set_partition_leader_epoch(bytes, *epoch);
       set_log_append_time(bytes, result.log_append_time_ms);
       Result<BatchHeader> header = parse_batch_header(bytes);
       SLUICE_ASSERT(header.ok());
       span.header = *header;
+    } else if (epoch.has_value()) {
+      // base offset (new), batch length (kept), epoch (new), the rest (kept): one gathered write still.
+      constexpr size_t kEpochAt = kBaseOffsetBytes + 4;
+      out->base_offsets.push_back(encode_base_offset(next));
+      out->parts.push_back(ByteView(out->base_offsets.back()));
+      out->parts.push_back(batches.subspan(span.position + kBaseOffsetBytes, kEpochAt - kBaseOffsetBytes));
+      out->parts.push_back(ByteView(out->epoch));
+      out->parts.push_back(batches.subspan(span.position + kEpochAt + 4, size - kEpochAt - 4));
+      span.header.base_offset = next;
+      span.header.partition_leader_epoch = *epoch;
     } else {
       out->base_offsets.push_back(encode_base_offset(next));
       out->parts.push_back(ByteView(out->base_offsets.back()));
       out->parts.push_back(batches.subspan(span.position + kBaseOffsetBytes, size - kBaseOffsetBytes));
       span.header.base_offset = next;
     }
+    SLUICE_ASSERT(!epoch.has_value() || span.header.partition_leader_epoch == *epoch);
     SLUICE_ASSERT(span.header.base_offset == next);
     next = span.header.last_offset() + 1;
   }
@@ -306,79 +285,6 @@ void PartitionLog::set_high_watermark(int64_t offset) {
   high_watermark_ = offset;
 }
 
-Result<ReadResult> PartitionLog::read(int64_t offset, size_t max_bytes, int64_t upper_bound_offset) {
-  if (offset < log_start_offset_ || offset > log_end_offset_) {
-    return kafka_error(ErrorCode::kOffsetOutOfRange, dir_ + ": offset " + std::to_string(offset) + " is outside [" +
-                                                         std::to_string(log_start_offset_) + ", " +
-                                                         std::to_string(log_end_offset_) + "]");
-  }
-  ReadResult result{Bytes(), high_watermark_, log_start_offset_, log_end_offset_};
-  if (offset >= log_end_offset_ || offset >= upper_bound_offset) return result;
-  auto it = segments_.upper_bound(offset);
-  SLUICE_ASSERT(it != segments_.begin());
-  --it;
-  while (it != segments_.end()) {
-    std::shared_ptr<Segment> segment = it->second;  // alive across the suspensions below
-    SLUICE_ASSIGN_OR_RETURN(std::optional<Bytes> records, segment->read_from(offset, max_bytes, upper_bound_offset));
-    if (records.has_value()) {
-      result.records = std::move(*records);
-      return result;
-    }
-    // A gap at the end of this segment: the answer is the next segment's first batch. The map may have
-    // changed while this fiber was suspended, so look it up again.
-    it = segments_.upper_bound(segment->base_offset());
-  }
-  return result;
-}
-
-Result<uint64_t> PartitionLog::size_from(int64_t offset) {
-  SLUICE_ASSERT(offset >= log_start_offset_);
-  SLUICE_ASSERT(offset <= log_end_offset_);
-  uint64_t total = 0;
-  for (const std::shared_ptr<Segment>& segment : snapshot()) {
-    if (segment->next_offset() <= offset) continue;
-    uint64_t position = 0;
-    if (segment->base_offset() < offset) {
-      SLUICE_ASSIGN_OR_RETURN(std::optional<uint64_t> found, segment->find_position(offset));
-      position = found.value_or(segment->size_bytes());
-    }
-    SLUICE_ASSERT(position <= segment->size_bytes());
-    total += segment->size_bytes() - position;
-  }
-  return total;
-}
-
-std::vector<std::shared_ptr<Segment>> PartitionLog::snapshot() const {
-  std::vector<std::shared_ptr<Segment>> out;
-  out.reserve(segments_.size());
-  for (const auto& [base, segment] : segments_) out.push_back(segment);
-  return out;
-}
-
-Result<std::optional<OffsetAndTimestamp>> PartitionLog::offset_for_timestamp(int64_t timestamp) {
-  const int64_t log_start = log_start_offset_;
-  const int64_t high_watermark = high_watermark_;
-  for (const std::shared_ptr<Segment>& segment : snapshot()) {
-    if (segment->max_timestamp() < timestamp || segment->next_offset() <= log_start) continue;
-    SLUICE_ASSIGN_OR_RETURN(std::optional<TimestampOffset> found,
-                            segment->find_offset_for_timestamp(timestamp, log_start));
-    if (!found.has_value()) continue;
-    if (found->offset >= high_watermark) break;  // Kafka answers -1 / -1 for a match at or above the HW
-    return std::optional<OffsetAndTimestamp>(OffsetAndTimestamp{found->offset, found->timestamp});
-  }
-  return std::optional<OffsetAndTimestamp>();
-}
-
-Result<std::optional<OffsetAndTimestamp>> PartitionLog::max_timestamp() {
-  int64_t max = -1;
-  for (const std::shared_ptr<Segment>& segment : snapshot()) {
-    if (segment->next_offset() > log_start_offset_) max = std::max(max, segment->max_timestamp());
-  }
-  if (max < 0) return std::optional<OffsetAndTimestamp>();
-  // The first record carrying the max timestamp is the first one at or above it.
-  return offset_for_timestamp(max);
-}
-
 Result<int64_t> PartitionLog::delete_records(int64_t offset, const LogStartMoved& on_moved) {
   const int64_t target = offset == -1 ? high_watermark_ : offset;
   if (target < 0 || target > high_watermark_) {
@@ -398,6 +304,8 @@ Status PartitionLog::advance_log_start(int64_t offset, const LogStartMoved& on_m
   if (offset <= log_start_offset_) return Status();
   const int64_t from = log_start_offset_;
   log_start_offset_ = offset;
+  // Kafka's truncateFromStart. The file is not rewritten for it: an entry below the log start is dropped at open.
+  epochs_.truncate_from_start(offset);
   if (on_moved) on_moved(from, offset);  // no suspension since the move: nobody has seen it yet
   return write_state();
 }
@@ -570,6 +478,7 @@ Status PartitionLog::close() {
   if (sealed.ok()) sealed = sync_round(/*active_indexes=*/true);
   SLUICE_TRY(sealed);
   SLUICE_ASSERT(recovery_point_ == log_end_offset_);
+  if (epochs_unsaved_ || epochs_file_missing_) SLUICE_TRY(save_leader_epochs(epochs_));
   SLUICE_TRY(write_state());
   const std::string marker = join_path(dir_, kCleanShutdownFileName);
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file, env_.fs.open(marker, OpenMode::kCreateTruncate));
@@ -590,6 +499,8 @@ void PartitionLog::verify_invariants() const {
   SLUICE_ASSERT(high_watermark_ <= log_end_offset_);
   SLUICE_ASSERT(recovery_point_ <= log_end_offset_);
   SLUICE_ASSERT(active().next_offset() == log_end_offset_);
+  SLUICE_ASSERT(epochs_.empty() || (epochs_.entries().front().start_offset >= log_start_offset_ &&
+                                    epochs_.entries().back().start_offset <= log_end_offset_));
   SLUICE_VERIFY(([this] {
     int64_t previous_end = -1;
     for (const auto& [base, segment] : segments_) {

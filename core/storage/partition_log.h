@@ -12,7 +12,13 @@
 // it runs, and appenders waiting for it sync its index files beside the .log; partition_log_sync.cc), reads take
 // no lock.
 //
-// Offsets are never renumbered: the log start moves forward only, segments are dropped whole.
+// Offsets are never renumbered: the log start moves forward only, segments are dropped whole. Only truncate_to (a
+// replica's suffix truncation, as raft's) removes offsets at the end, and later appends may then reuse them.
+//
+// Replication (partition_log_replica.cc, partition_log_truncate.cc): the log is a raft log whose entries are its
+// record batches and whose terms are the batches' partition leader epochs. append_as_replica stores a leader's
+// batches byte for byte, truncate_to cuts a suffix durably, a LeaderEpochCache (leader-epoch-checkpoint) answers
+// epoch_at / end_offset_for_epoch, durable_end_offset says what survives a power loss.
 #pragma once
 
 #include <array>
@@ -22,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,6 +37,7 @@
 #include "core/base/result.h"
 #include "core/env/env.h"
 #include "core/env/sync.h"
+#include "core/storage/leader_epoch_cache.h"
 #include "core/storage/record_batch.h"
 #include "core/storage/segment.h"
 
@@ -53,7 +61,8 @@ struct LogSettings {
   bool persisted = false;                  // durability=persisted: every append is synced before it returns
   int64_t file_delete_delay_ms = 60000;    // file.delete.delay.ms
   // Single-node mode: append moves the high watermark to the log end (after the sync when persisted). The
-  // replication layer turns it off and calls set_high_watermark.
+  // replication layer turns it off: then only set_high_watermark moves it (a raft commit index), truncate_to lowers
+  // it to the cut, and it starts at the log start at open.
   bool high_watermark_follows_log_end = true;
   // Planted bugs (core/base/mutations.h): skip-persisted-fsync, offsets-reused-after-recovery. Empty in the real
   // world.
@@ -69,6 +78,10 @@ struct AppendOptions {
   // `persisted`: return before the sync, so that one connection's pipelined produces share a sync round. The
   // caller acknowledges only after wait_for_durability(last_offset + 1).
   bool defer_sync = false;
+  // The leader path of a replicated log: every batch's partition leader epoch becomes this as its offsets are
+  // assigned (bytes 12..16, outside the CRC; no copy under CreateTime). Refused (kInvalidArgument) below the log's
+  // latest epoch. nullopt keeps the epoch each batch carries. Not for append_as_replica, whose batches carry theirs.
+  std::optional<int32_t> leader_epoch = std::nullopt;
 };
 
 struct AppendResult {
@@ -141,6 +154,7 @@ class PartitionLog {
   Result<AppendResult> append(ByteView batches, const AppendOptions& options = {});
   // Whole batches starting with the one holding the first offset >= `offset`, up to max_bytes (at least one
   // batch), none with an offset >= upper_bound_offset. OFFSET_OUT_OF_RANGE below the log start or past the end.
+  // A read that a truncate_to cut under is retried; if that keeps happening, NOT_LEADER_OR_FOLLOWER.
   Result<ReadResult> read(int64_t offset, size_t max_bytes, int64_t upper_bound_offset);
   // Consumers' view: read up to the high watermark.
   Result<ReadResult> read_committed(int64_t offset, size_t max_bytes) {
@@ -155,8 +169,54 @@ class PartitionLog {
   int64_t log_end_offset() const { return log_end_offset_; }
   int64_t high_watermark() const { return high_watermark_; }
   int64_t recovery_point() const { return recovery_point_; }
-  // REQUIRES: log start <= offset <= log end.
+  // The durable prefix: every offset below it survives a power loss (its batches, their index entries as recovery
+  // rebuilds them, their leader epochs); equal to recovery_point(). It moves up with sync rounds (flush(), group
+  // commit, a roll's sync) and down only with truncate_to, which leaves it at the cut.
+  int64_t durable_end_offset() const { return recovery_point_; }
+  // REQUIRES: log start <= offset <= log end. With high_watermark_follows_log_end = false the caller alone moves
+  // it (down too); appends never do.
   void set_high_watermark(int64_t offset);
+
+  // ---- Replication ----
+  // Appends whole batches that a leader wrote, with their offsets and partition leader epochs, byte for byte: no
+  // offset assignment, no LogAppendTime stamp (options.log_append_time and options.leader_epoch must be unset).
+  // Refused, with nothing written: not whole well-formed batches or a CRC mismatch (CORRUPT_MESSAGE); more than
+  // segment.bytes (RECORD_LIST_TOO_LARGE); a first base offset other than the log end, or a batch not starting right
+  // after the previous one's last offset (kInvalidArgument, INVALID_REQUEST); a partition leader epoch below the
+  // previous batch's or the log's latest epoch (kInvalidArgument, INVALID_REQUEST). Durability, rolls, indexes,
+  // preallocation and defer_sync as append(). The leader path edits its batches with set_offsets_and_epoch
+  // (record_batch.h) and calls this, or calls append() with AppendOptions::leader_epoch.
+  Result<AppendResult> append_as_replica(ByteView batches, const AppendOptions& options = {});
+  // Kafka's Log.truncateTo: removes every batch at or above `end_offset`. kInvalidArgument (INVALID_REQUEST, the
+  // log unchanged) unless log start <= end_offset <= log end and no batch straddles it (it starts a batch, lies in
+  // a gap compaction left, or is the log end). Later segments go (renamed `.deleted`, newest first, directory
+  // synced), the segment holding the cut is cut with its indexes, and the whole remaining log is synced before the
+  // return: log end = durable end = end_offset, high watermark and recovery point at most end_offset, position hints
+  // forgotten, the epoch cache cut (leader-epoch-checkpoint rewritten), partition.state rewritten. A power loss at
+  // any step recovers a valid log ending at end_offset or holding a prefix of the old suffix above it. Waits for
+  // appends in flight and for a running sync round; an append or durability wait whose offsets were cut fails with
+  // NOT_LEADER_OR_FOLLOWER. A disk error part-way takes the log offline. No-op at the log end. Must not race a
+  // cleaner pass, retention or DeleteRecords on the same log: LogManager::truncate_to takes their maintenance turn.
+  Status truncate_to(int64_t end_offset);
+  // The base offset of the batch holding `offset` (the first batch after it when it lies in a gap compaction left;
+  // the log end when none follows). OFFSET_OUT_OF_RANGE unless log start <= offset < log end. An offset index lookup
+  // and a short header walk.
+  Result<int64_t> batch_base_offset_containing(int64_t offset) const;
+  // The leader epoch of the batch holding `offset`, by the epoch cache: nullopt outside [log start, log end) or
+  // when no epoch covers it (batches written without one, -1). A batch whose epoch is below the latest one when
+  // appended (a client's, through append()) is counted in the epoch then in force.
+  std::optional<int32_t> epoch_at(int64_t offset) const;
+  std::optional<int32_t> latest_epoch() const { return epochs_.latest_epoch(); }
+  // OffsetForLeaderEpoch (Kafka 3.9's LeaderEpochFileCache.endOffsetFor, leader_epoch_cache.h): the largest epoch
+  // <= `requested` and the start of the next larger one, or the log end for the latest; (-1, -1) when undefined.
+  EpochEndOffset end_offset_for_epoch(int32_t requested) const {
+    return epochs_.end_offset_for(requested, log_end_offset_);
+  }
+  // The largest offset <= at_or_below_offset in [log start, log end) whose epoch is <= `epoch` (offsets no epoch
+  // covers count as -1); -1 when there is none. Not necessarily a batch boundary: see batch_base_offset_containing.
+  int64_t last_offset_with_epoch_at_most(int64_t at_or_below_offset, int32_t epoch) const;
+  // (epoch, start offset) entries, strictly increasing in both, starting at or above the log start.
+  const std::vector<EpochEntry>& leader_epochs() const { return epochs_.entries(); }
 
   // DeleteRecords: moves the log start to `offset` (-1 = the high watermark). OFFSET_OUT_OF_RANGE above the
   // high watermark. Returns the new log start. Segments wholly below it go at remove_segments_below_log_start.
@@ -178,11 +238,13 @@ class PartitionLog {
   // Unlinks `.deleted` files whose delay has passed and flushes when flush.ms has passed. The background fiber
   // calls it; tests and the broker's housekeeping may too.
   Status run_housekeeping(Instant now);
-  // Syncs everything appended so far (group commit with concurrent appenders).
+  // Syncs everything appended so far (group commit with concurrent appenders): on success durable_end_offset() is at
+  // least the log end as of the call. Raft's "sync the log".
   Status flush();
   // Returns once the offsets below `end_offset` are as durable as an acknowledgement needs: synced (sharing
-  // group-commit rounds) when persisted, at once otherwise. Errors: the log failed, or it was closed before they
-  // were synced. REQUIRES: end_offset <= log end.
+  // group-commit rounds) when persisted, at once otherwise. Errors: the log failed, it was closed before they were
+  // synced, or truncate_to cut them (NOT_LEADER_OR_FOLLOWER; after a cut, offsets may hold other batches, so the
+  // caller that must know whose batches are durable checks their epoch).
   Status wait_for_durability(int64_t end_offset);
   // True when nothing below `end_offset` waits for a sync before it may be acknowledged.
   bool durable_through(int64_t end_offset) const {
@@ -217,6 +279,24 @@ class PartitionLog {
   SegmentConfig segment_config() const;
   Segment& active() const;
   Status check_appendable() const;
+  // The part of an append under the append lock once offsets are known: roll, epoch cache (its file first), write,
+  // log end, high watermark. `bytes`: the batches' total size.
+  Status write_locked(std::span<const ByteView> parts, std::span<const BatchSpan> spans, uint64_t bytes,
+                      AppendResult& result);
+  // After the lock: the sync an append owes (persisted, flush.messages) and the result's last fields.
+  Result<AppendResult> finish_append(AppendResult result, const AppendOptions& options);
+  // append_as_replica's checks of its split batches against the log end and latest epoch (CRCs are checked first).
+  Status check_replica_batches(ByteView batches, std::span<const BatchSpan> spans) const;
+  Status save_leader_epochs(const LeaderEpochCache& epochs);  // REQUIRES: the append lock (or the open)
+  Status load_leader_epochs();
+  Status rebuild_leader_epochs();
+  // Whether the last batch's epoch is what the cache says of it (a stale or foreign file fails this).
+  Result<bool> leader_epochs_agree_with_last_batch() const;
+  // The header of the first batch whose last offset is >= `offset`, across segments; nullopt when none is.
+  Result<std::optional<BatchHeader>> first_batch_ending_at_or_after(int64_t offset) const;
+  Status cut_suffix(int64_t end_offset);  // truncate_to's work on the files, as the flusher (syncing_)
+  Status truncated_error(int64_t end_offset) const;  // NOT_LEADER_OR_FOLLOWER: [.., end_offset) was cut
+  Result<std::optional<ReadResult>> read_once(int64_t offset, size_t max_bytes, int64_t upper_bound_offset);
   bool should_roll(const Segment& segment, uint64_t incoming_bytes, int64_t incoming_max_timestamp,
                    int64_t last_offset);
   Status roll_locked();
@@ -240,6 +320,7 @@ class PartitionLog {
   struct OutgoingBatches {
     Bytes copy;                                                   // LogAppendTime: the batches, edited
     std::vector<std::array<uint8_t, kBaseOffsetBytes>> base_offsets;  // CreateTime: each batch's new first bytes
+    std::array<uint8_t, 4> epoch{};                                 // CreateTime with leader_epoch: bytes 12..16
     std::vector<ByteView> parts;
   };
   AppendResult assign_offsets(ByteView batches, std::vector<BatchSpan>& spans, const AppendOptions& options,
@@ -286,6 +367,17 @@ class PartitionLog {
   std::shared_ptr<Background> background_;
   LoadStats load_stats_;
   LogStats stats_;
+  // One entry per leader epoch (leader-epoch-checkpoint). Changed with log_end_offset_ (after the batches are
+  // written) under the append lock; its file is written before the batches that start an epoch, and after a
+  // truncation is durable, so the file never lacks an entry a durable batch needs (it may hold entries above the
+  // durable end or below the log start, which open() drops).
+  LeaderEpochCache epochs_;
+  bool epochs_unsaved_ = false;  // the file may differ from epochs_ above the log start: rewrite it before a write
+  // There is no file (a new partition, or one from before it existed): epochs_ is the truth, and the file is written
+  // with the next change of the entries or at close (a new partition's creation costs no extra syncs).
+  bool epochs_file_missing_ = false;
+  bool truncating_ = false;      // truncate_to is cutting files: a read it cut under waits for it, then retries
+  WaitQueue truncation_done_;
   friend class LogLoader;
 };
 

@@ -37,13 +37,14 @@ struct PartitionLog::SyncJob {
 // others wait for it and check whether it covered them, so N waiting appenders share one round, not N. While
 // they wait, one of them syncs the round's indexes (help_).
 Status PartitionLog::sync_through(int64_t offset, int64_t below) {
-  SLUICE_ASSERT(offset <= log_end_offset_);
   SLUICE_ASSERT(offset <= below);
   bool ran = false;
   bool waited = false;
   bool yielded = false;
   while (recovery_point_ < offset) {
     SLUICE_TRY(failed_);
+    // A truncate_to cut these offsets (before this call, or while this fiber waited): no round can cover them.
+    if (offset > log_end_offset_) return truncated_error(offset);
     if (!syncing_ && !yielded) {
       // Before starting a round, let the appenders that are ready to run append first so the round covers them:
       // the writers the last round just acknowledged come back with their next append, and without this the
@@ -65,6 +66,9 @@ Status PartitionLog::sync_through(int64_t offset, int64_t below) {
         sync_done_.wait();
       }
       continue;
+    }
+    if (below != kWholeLog && segments_.count(below) == 0 && below > segments_.begin()->first) {
+      below = kWholeLog;  // a truncate_to removed that segment while this fiber waited: sync all there is
     }
     SLUICE_TRY(sync_round(/*active_indexes=*/false, below));
     ran = true;
@@ -169,12 +173,15 @@ Status PartitionLog::flush_rolled_segments() {
   // Done either way: a later roll that came meanwhile asked for a flush of its own, and a failure took the log
   // offline (never retried: fsyncgate).
   if (roll_flush_pending_ == rolled_end) roll_flush_pending_ = 0;
+  if (!synced.ok() && failed_.ok() && rolled_end > log_end_offset_) {
+    return Status();  // a truncate_to cut the rolled segment, and synced what it left
+  }
   SLUICE_TRY(synced);
   return record_recovery_point();
 }
 
 Status PartitionLog::wait_for_durability(int64_t end_offset) {
-  SLUICE_ASSERT(end_offset <= log_end_offset_);
+  if (end_offset > log_end_offset_) return truncated_error(end_offset);  // truncate_to cut them
   if (durable_through(end_offset)) return Status();
   SLUICE_TRY(failed_);
   // A graceful close syncs everything first, so this is a deleted partition's close racing the wait.

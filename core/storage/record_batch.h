@@ -96,6 +96,13 @@ void set_base_offset(MutableByteView batch, int64_t base_offset);
 inline constexpr size_t kBaseOffsetBytes = 8;
 std::array<uint8_t, kBaseOffsetBytes> encode_base_offset(int64_t base_offset);
 void set_partition_leader_epoch(MutableByteView batch, int32_t epoch);
+// Both fields a leader assigns (base offset, partition leader epoch), neither covered by the CRC: what the leader
+// path edits before PartitionLog::append_as_replica.
+void set_base_offset_and_epoch(MutableByteView batch, int64_t base_offset, int32_t epoch);
+// The same over whole batches back to back (`batches` exactly whole batches, else kCorruption): the first gets
+// `first_offset`, each next one the offset after the previous one's last; every one gets `epoch`. Returns the offset
+// after the last batch.
+Result<int64_t> set_offsets_and_epoch(MutableByteView batches, int64_t first_offset, int32_t epoch);
 // LogAppendTime: sets the timestamp-type bit and max_timestamp to `timestamp_ms`, then recomputes the CRC.
 void set_log_append_time(MutableByteView batch, int64_t timestamp_ms);
 // CreateTime (LogValidator's setMaxTimestamp): the header as the records say, max_timestamp =

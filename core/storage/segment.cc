@@ -94,6 +94,7 @@ Status Segment::preallocate_for(uint64_t bytes, uint64_t preallocate_bytes) {
 
 Status Segment::cut_file_to(uint64_t size) {
   SLUICE_ASSERT(size <= allocated_);
+  CutScope cut(*this);
   ++writes_;
   position_hints_.forget_all();
   allocated_ = size;  // even on failure: a file in doubt is never written past `size` on the belief it is longer
@@ -125,6 +126,7 @@ Status Segment::append(std::span<const ByteView> parts, std::span<const BatchSpa
 }
 
 Status Segment::rollback(uint64_t size, int64_t next_offset, Status cause) {
+  CutScope cut(*this);
   size_ = size;
   next_offset_ = next_offset;
   Status undone = cut_file_to(size);  // also whatever a failed write or preallocation left past `size`
@@ -307,6 +309,7 @@ Status Segment::walk_tail() {
 
 Status Segment::truncate_to(int64_t offset) {
   SLUICE_ASSERT(offset >= base_offset_);
+  CutScope cut(*this);  // the .log, both indexes and the tail walk: readers see none of it half done
   SLUICE_ASSIGN_OR_RETURN(std::optional<uint64_t> position, find_position(offset));
   if (!position.has_value()) return Status();  // nothing at or above `offset`
   SLUICE_TRY(cut_file_to(*position));

@@ -98,6 +98,11 @@ class Segment {
 
   // Position of the first batch whose last offset >= target; nullopt when there is none in this segment.
   Result<std::optional<uint64_t>> find_position(int64_t target) const;
+  // The header of the first batch whose last offset >= target (find_position, then one header read); nullopt when
+  // there is none in this segment.
+  Result<std::optional<BatchHeader>> batch_header_at_or_after(int64_t target) const;
+  // Every batch header from byte 0 on, in order (a walk in read-ahead windows; no CRC check).
+  Status for_each_batch_header(const std::function<Status(const BatchHeader&)>& on_batch) const;
   // Whole batches from `position`: at least one (even above max_bytes), then as many as fit, none whose last
   // offset is >= upper_bound_offset. Empty when the first one already reaches the bound. Every batch served
   // passed its CRC (else kCorruption with KAFKA_STORAGE_ERROR). Leaves a hint where it ended.
@@ -105,6 +110,12 @@ class Segment {
   // read() from the batch holding `offset` (find_position); nullopt when no batch here holds it or a later one.
   Result<std::optional<Bytes>> read_from(int64_t offset, size_t max_bytes, int64_t upper_bound_offset) const;
   const PositionHints& position_hints() const { return position_hints_; }
+  // Bumped when a cut of the .log (truncate_to, a rollback, seal's cut of preallocated zeros) starts and again when
+  // it ends; cutting() while one runs (its I/O suspends). A reader that began during a cut, or saw the generation
+  // change across its own I/O, may hold a position or bytes from before the cut: its read fails with
+  // cut_during_read() (NOT_LEADER_OR_FOLLOWER) and PartitionLog::read tries again.
+  uint64_t cut_generation() const { return cuts_; }
+  bool cutting() const { return cutting_ > 0; }
   // The first record at an offset >= min_offset whose timestamp >= target; nullopt when there is none here.
   Result<std::optional<TimestampOffset>> find_offset_for_timestamp(int64_t target, int64_t min_offset) const;
 
@@ -146,9 +157,29 @@ class Segment {
   // Parses the header `bytes` start with, found at `position`: kCorruption (naming the file and byte) when it
   // does not parse or its batch runs past size_.
   Result<BatchHeader> checked_header(ByteView bytes, uint64_t position) const;
-  // read() that also reports the first batch served (nullopt when none), for read_from's check.
+  // read() that also reports the first batch served (nullopt when none), for read_from's check. `generation`: the
+  // cut generation when the caller found `position`; a cut since (a truncation or rollback moved the batches) fails
+  // the read with cut_during_read() rather than walking bytes that may mix two versions.
   Result<Bytes> read_batches(uint64_t position, size_t max_bytes, int64_t upper_bound_offset,
-                             std::optional<BatchHeader>* first) const;
+                             std::optional<BatchHeader>* first, uint64_t generation) const;
+  Status cut_during_read(uint64_t position) const;
+  // Marks a cut for readers (cut_generation) for its scope; nests.
+  class CutScope {
+   public:
+    explicit CutScope(Segment& segment) : segment_(segment) {
+      ++segment_.cutting_;
+      ++segment_.cuts_;
+    }
+    ~CutScope() {
+      --segment_.cutting_;
+      ++segment_.cuts_;
+    }
+    CutScope(const CutScope&) = delete;
+    CutScope& operator=(const CutScope&) = delete;
+
+   private:
+    Segment& segment_;
+  };
   // Index maintenance for one batch that now sits at `position` (append and recovery share it).
   Status index_batch(const BatchHeader& header, uint64_t position);
   Status rollback(uint64_t size, int64_t next_offset, Status cause);
@@ -180,6 +211,8 @@ class Segment {
   uint64_t writes_ = 0;         // mutations of any of the three files
   uint64_t synced_writes_ = 0;  // writes_ as of the start of the last successful flush
   mutable PositionHints position_hints_;  // reads leave them; cut_file_to and reset_state forget them
+  uint64_t cuts_ = 0;  // see cut_generation()
+  int cutting_ = 0;    // CutScopes open
 };
 
 // Scans the batches of a .log file from byte 0 with the checks recover() makes, calling `on_batch` for each

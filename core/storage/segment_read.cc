@@ -81,21 +81,56 @@ Result<std::optional<uint64_t>> Segment::find_position(int64_t target) const {
   return std::optional<uint64_t>();
 }
 
+Result<std::optional<BatchHeader>> Segment::batch_header_at_or_after(int64_t target) const {
+  const uint64_t generation = cuts_;
+  if (cutting()) return cut_during_read(0);
+  SLUICE_ASSIGN_OR_RETURN(std::optional<uint64_t> position, find_position(target));
+  if (generation != cuts_) return cut_during_read(position.value_or(0));
+  if (!position.has_value()) return std::optional<BatchHeader>();
+  SLUICE_ASSIGN_OR_RETURN(BatchHeader header, header_at(*position));
+  if (generation != cuts_) return cut_during_read(*position);
+  if (header.last_offset() < target) {
+    return corruption(log_path() + ": the batch at byte " + std::to_string(*position) + " ends at offset " +
+                      std::to_string(header.last_offset()) + ", before " + std::to_string(target));
+  }
+  return std::optional<BatchHeader>(header);
+}
+
+Status Segment::for_each_batch_header(const std::function<Status(const BatchHeader&)>& on_batch) const {
+  HeaderWindow window;
+  for (uint64_t position = 0; position < size_;) {
+    SLUICE_ASSIGN_OR_RETURN(BatchHeader header, header_in(window, position));
+    SLUICE_TRY(on_batch(header));
+    position += header.size_bytes();
+  }
+  return Status();
+}
+
+Status Segment::cut_during_read(uint64_t position) const {
+  SLUICE_PROBE("segment.cut_during_read");
+  return Status(Code::kInvalidArgument,
+                log_path() + ": the segment was cut (a truncation) while byte " + std::to_string(position) +
+                    " was being read; retry",
+                wire_code(ErrorCode::kNotLeaderOrFollower));
+}
+
 Result<Bytes> Segment::read(uint64_t position, size_t max_bytes, int64_t upper_bound_offset) const {
   std::optional<BatchHeader> first;
-  return read_batches(position, max_bytes, upper_bound_offset, &first);
+  if (cutting()) return cut_during_read(position);
+  return read_batches(position, max_bytes, upper_bound_offset, &first, cuts_);
 }
 
 // One pread of the span the answer can cover (max_bytes, or the first batch whole), then a walk over its headers
 // in memory. The bytes past the answer's last batch are read and dropped: at most a batch, or what lies above
 // upper_bound_offset.
 Result<Bytes> Segment::read_batches(uint64_t position, size_t max_bytes, int64_t upper_bound_offset,
-                                    std::optional<BatchHeader>* first) const {
+                                    std::optional<BatchHeader>* first, uint64_t generation) const {
+  if (generation != cuts_) return cut_during_read(position);
   SLUICE_ASSERT(position <= size_);
-  const uint64_t generation = position_hints_.generation();
   const uint64_t available = size_ - position;
   Bytes out(std::min<uint64_t>(available, std::max<uint64_t>(max_bytes, kBatchHeaderBytes)));
   SLUICE_ASSIGN_OR_RETURN(size_t got, log_->pread(position, out));
+  if (generation != cuts_) return cut_during_read(position);
   if (got != out.size()) return corruption(log_path() + ": short read at byte " + std::to_string(position));
   uint64_t end = 0;  // relative to position: the answer is out[0, end)
   int64_t last_offset = -1;
@@ -115,6 +150,7 @@ Result<Bytes> Segment::read_batches(uint64_t position, size_t max_bytes, int64_t
         const size_t had = out.size();
         out.resize(header.size_bytes());
         SLUICE_ASSIGN_OR_RETURN(got, log_->pread(position + had, MutableByteView(out).subspan(had)));
+        if (generation != cuts_) return cut_during_read(position);
         if (got != out.size() - had) {
           return corruption(log_path() + ": short read at byte " + std::to_string(position + had));
         }
@@ -130,18 +166,21 @@ Result<Bytes> Segment::read_batches(uint64_t position, size_t max_bytes, int64_t
   SLUICE_ASSERT(end <= available);
   out.resize(end);
   SLUICE_TRY(verify_read(out, position));
-  // A cut while this fiber was suspended in a pread would have moved the boundary: then no hint.
-  if (end > 0 && generation == position_hints_.generation()) {
+  // A cut while this fiber was suspended in a pread would have moved the boundary (checked above: none was).
+  if (end > 0) {
     position_hints_.remember(last_offset + 1, position + end);
   }
   return out;
 }
 
 Result<std::optional<Bytes>> Segment::read_from(int64_t offset, size_t max_bytes, int64_t upper_bound_offset) const {
+  const uint64_t generation = cuts_;  // before the walk: a cut during it moves the position
+  if (cutting()) return cut_during_read(0);
   SLUICE_ASSIGN_OR_RETURN(std::optional<uint64_t> position, find_position(offset));
+  if (generation != cuts_) return cut_during_read(position.value_or(0));
   if (!position.has_value()) return std::optional<Bytes>();
   std::optional<BatchHeader> first;
-  SLUICE_ASSIGN_OR_RETURN(Bytes bytes, read_batches(*position, max_bytes, upper_bound_offset, &first));
+  SLUICE_ASSIGN_OR_RETURN(Bytes bytes, read_batches(*position, max_bytes, upper_bound_offset, &first, generation));
   // The position (walked or hinted) must hold the offset asked for. A base offset is outside the CRC, so damage
   // there is refused as the CRC check refuses damage elsewhere.
   if (first.has_value() && first->last_offset() < offset) {

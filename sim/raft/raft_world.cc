@@ -6,9 +6,12 @@
 
 #include "core/base/assert.h"
 #include "core/env/sync.h"
+#include "core/cluster/partition_raft_log.h"
 #include "core/raft/file_group_storage.h"
 #include "core/raft/host.h"
 #include "core/raft/transport.h"
+#include "core/storage/partition_log.h"
+#include "core/storage/record_batch.h"
 
 namespace sluice::sim {
 namespace {
@@ -16,6 +19,7 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr Duration kProposeDeadline = 3s;
+constexpr int64_t kPartitionSegmentBytes = 16 * 1024;
 
 }  // namespace
 
@@ -109,10 +113,10 @@ void RaftWorld::run_node(Env env, Node& n) {
   const std::string name = n.sim->name();
   const uint32_t boot = n.sim->boots();
   n.applied.clear();
-  std::vector<std::unique_ptr<raft::FileGroupStorage>> storages;
+  std::vector<std::unique_ptr<storage::PartitionLog>> partition_logs;  // before storages: they refer to these
+  std::vector<std::unique_ptr<raft::GroupStorage>> storages;
   for (int g = 1; g <= spec_.groups; ++g) {
-    Result<std::unique_ptr<raft::FileGroupStorage>> opened =
-        raft::FileGroupStorage::open(env.fs, fmt::format("raft/group-{}", g));
+    Result<std::unique_ptr<raft::GroupStorage>> opened = open_group_storage(env, n, g, partition_logs);
     if (!opened.ok()) {
       ++boot_failures_;
       history_.world({WorldEvent::Kind::kBootFailed, world().now(), name, opened.status().message(), 0});
@@ -141,7 +145,7 @@ void RaftWorld::run_node(Env env, Node& n) {
       env, n.id, options,
       [&transport](raft::NodeId to, std::vector<raft::Envelope> batch) { transport.send(to, std::move(batch)); },
       [this, &n, name, boot](raft::GroupId g, raft::Index index, const raft::Entry& entry) {
-        raft_.applied.push_back({name, boot, g, index, entry.term, entry.payload, world().now(), entry.count});
+        raft_.applied.push_back({name, boot, g, index, entry.term, applied_payload(entry), world().now(), entry.count});
         n.applied[g] = index + entry.count - 1;
       },
       [this, name](raft::GroupId g, raft::Term term) { raft_.leaderships.push_back({name, g, term, world().now()}); });
@@ -165,7 +169,71 @@ void RaftWorld::run_node(Env env, Node& n) {
   env.scheduler.join(proposer);
   host_for_transport = nullptr;
   transport.stop();
+  for (auto& log : partition_logs) {
+    if (Status closed = log->close(); !closed.ok()) env.log.warn("closing {}: {}", log->dir(), closed.to_string());
+  }
   history_.world({WorldEvent::Kind::kDown, world().now(), name, "stopped gracefully", 0});
+}
+
+// A group's storage on this node's disk: core/raft's own files, or a Kafka partition log as the raft log.
+Result<std::unique_ptr<raft::GroupStorage>> RaftWorld::open_group_storage(
+    Env env, Node& n, int group, std::vector<std::unique_ptr<storage::PartitionLog>>& partition_logs) {
+  if (spec_.storage != "partition-log") {
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<raft::FileGroupStorage> files,
+                            raft::FileGroupStorage::open(env.fs, fmt::format("raft/group-{}", group)));
+    return std::unique_ptr<raft::GroupStorage>(std::move(files));
+  }
+  storage::LogSettings settings;
+  settings.segment_bytes = kPartitionSegmentBytes;  // small: truncations and reads cross segments
+  settings.persisted = false;                       // the raft host decides when the log syncs
+  settings.high_watermark_follows_log_end = false;
+  settings.mutations = mutations_;
+  const std::string dir = fmt::format("raft/partition-{}", group);
+  SLUICE_TRY(env.fs.create_dirs(dir));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<storage::PartitionLog> log, storage::PartitionLog::open(env, dir, settings));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<cluster::PartitionGroupStorage> group_storage,
+                          cluster::PartitionGroupStorage::open(env, *log, static_cast<int32_t>(n.id)));
+  partition_logs.push_back(std::move(log));
+  return std::unique_ptr<raft::GroupStorage>(std::move(group_storage));
+}
+
+// On partition logs a proposal is a batch of `count` records whose first value is the payload (its entry covers one
+// index per record); elsewhere it is the payload itself, covering `count` indexes.
+raft::Proposed RaftWorld::propose(Env env, raft::RaftHost& host, raft::GroupId group, const std::string& payload,
+                                  raft::Index count) {
+  const Instant deadline = env.clock.now() + kProposeDeadline;
+  if (spec_.storage != "partition-log") {
+    return host.propose(group, payload, count, deadline, raft::ProposeWait::kCommitted);
+  }
+  std::vector<storage::Record> batch_records;
+  for (raft::Index i = 0; i < count; ++i) {
+    storage::Record record;
+    record.offset = static_cast<int64_t>(i);
+    record.timestamp = to_unix_ms(env.clock.wall_now());
+    record.value = to_bytes(i == 0 ? payload : fmt::format("{}#{}", payload, i));
+    batch_records.push_back(std::move(record));
+  }
+  Result<Bytes> batch = storage::build_batch(batch_records);
+  SLUICE_ASSERT(batch.ok());
+  return host.propose(group, std::string(batch->begin(), batch->end()), count, deadline,
+                      raft::ProposeWait::kCommitted);
+}
+
+// What the checkers compare: the payload proposed. A partition log's entry is a batch whose first record holds
+// it; a control batch (the leader's no-op) reads as the empty no-op payload.
+std::string RaftWorld::applied_payload(const raft::Entry& entry) const {
+  if (spec_.storage != "partition-log" || entry.payload.empty()) return entry.payload;
+  const ByteView bytes(reinterpret_cast<const uint8_t*>(entry.payload.data()), entry.payload.size());
+  Result<storage::BatchHeader> header = storage::parse_batch_header(bytes);
+  SLUICE_ASSERT(header.ok());
+  if (header->control()) return "";
+  Result<std::vector<storage::Record>> records = storage::decode_records(bytes);
+  SLUICE_ASSERT(records.ok());
+  SLUICE_ASSERT(!records->empty());
+  SLUICE_ASSERT(static_cast<raft::Index>(records->size()) == entry.count);
+  const std::optional<Bytes>& value = records->front().value;
+  SLUICE_ASSERT(value.has_value());
+  return std::string(value->begin(), value->end());
 }
 
 void RaftWorld::propose_loop(Env env, Node& n) {
@@ -193,8 +261,7 @@ void RaftWorld::propose_loop(Env env, Node& n) {
     // A span is drawn only when the scenario asks for one, so that scenarios of count-1 entries keep their draws.
     const raft::Index count =
         spec_.max_count > 1 ? 1 + env.random.uniform(static_cast<uint64_t>(spec_.max_count)) : raft::Index{1};
-    const raft::Proposed outcome = host->propose(group, raft_.proposals[id].payload, count,
-                                                 env.clock.now() + kProposeDeadline, raft::ProposeWait::kCommitted);
+    const raft::Proposed outcome = propose(env, *host, group, raft_.proposals[id].payload, count);
     RaftProposal& p = raft_.proposals[id];
     p.outcome = outcome;
     p.done = true;

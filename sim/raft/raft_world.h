@@ -10,6 +10,10 @@
 #include <vector>
 
 #include "core/base/mutations.h"
+#include "core/base/result.h"
+#include "core/raft/group_storage.h"
+#include "core/raft/host.h"
+#include "core/storage/partition_log.h"
 #include "sim/faults/injector.h"
 #include "sim/history/history.h"
 #include "sim/raft/raft_history.h"
@@ -56,6 +60,11 @@ class RaftWorld final : public FaultTarget {
   SimNode::Main main_for(Node& n);
   void run_node(Env env, Node& n);
   void propose_loop(Env env, Node& n);
+  Result<std::unique_ptr<raft::GroupStorage>> open_group_storage(
+      Env env, Node& n, int group, std::vector<std::unique_ptr<storage::PartitionLog>>& partition_logs);
+  raft::Proposed propose(Env env, raft::RaftHost& host, raft::GroupId group, const std::string& payload,
+                         raft::Index count);
+  std::string applied_payload(const raft::Entry& entry) const;
 
   Scenario scenario_;
   RaftSpec spec_;

@@ -46,6 +46,10 @@ struct RaftSpec {
   // A leader still leading a term after another node led a later one, for longer than this, is a violation
   // (check-quorum should depose it within an election timeout). 0: not checked.
   Duration max_stale_leader{0};
+  // Where each group's log lives: "raft-log" (core/raft's FileRaftLog, one entry per index) or "partition-log" (a
+  // Kafka partition log as the raft log, core/cluster/partition_raft_log.h: a proposal is a record batch of as
+  // many records as its entry covers indexes, one raft index per offset).
+  std::string storage = "raft-log";
 };
 
 struct Scenario {

@@ -125,6 +125,10 @@ Status parse_raft(TomlReader& root, Scenario& s) {
   if (max_count < 1 || max_count > 1000000) return invalid_argument("raft.max_count must be 1..1000000");
   spec.max_count = static_cast<int>(max_count);
   SLUICE_ASSIGN_OR_RETURN(spec.max_stale_leader, r.duration("max_stale_leader", Duration(0)));
+  SLUICE_ASSIGN_OR_RETURN(spec.storage, r.string("storage", "raft-log"));
+  if (spec.storage != "raft-log" && spec.storage != "partition-log") {
+    return invalid_argument("raft.storage must be \"raft-log\" or \"partition-log\", not '" + spec.storage + "'");
+  }
   if (spec.propose_every <= Duration(0) || spec.tick <= Duration(0)) {
     return invalid_argument("raft.propose_every and raft.tick must be positive");
   }
@@ -260,6 +264,7 @@ std::string to_toml(const Scenario& s, bool schedule_only) {
     if (s.raft->max_stale_leader > Duration(0)) {
       text += fmt::format("max_stale_leader = \"{}\"\n", format_duration(s.raft->max_stale_leader));
     }
+    if (s.raft->storage != "raft-log") text += fmt::format("storage = \"{}\"\n", s.raft->storage);
   }
   return text;
 }

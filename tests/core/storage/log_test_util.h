@@ -41,6 +41,32 @@ inline Bytes batch_of(int records, int64_t timestamp, const std::string& tag = "
   return batch_with(std::vector<int64_t>(static_cast<size_t>(records), timestamp), tag, pad);
 }
 
+// One batch as a leader stored it: `count` records at offsets from `base` (keys "k<offset>", values
+// "<tag>-<offset>"), partition leader epoch `epoch`.
+inline Bytes leader_batch(int64_t base, int count, int32_t epoch, const std::string& tag = "r",
+                          int64_t timestamp = 1000) {
+  std::vector<Record> records;
+  for (int i = 0; i < count; ++i) {
+    Record r;
+    r.offset = base + i;
+    r.timestamp = timestamp + i;
+    r.key = to_bytes("k" + std::to_string(base + i));
+    r.value = to_bytes(tag + "-" + std::to_string(base + i));
+    records.push_back(std::move(r));
+  }
+  BatchOptions options;
+  options.partition_leader_epoch = epoch;
+  Result<Bytes> batch = build_batch(records, options);
+  EXPECT_TRUE(batch.ok()) << batch.status().to_string();
+  return batch.ok() ? *batch : Bytes();
+}
+
+inline Bytes concat_bytes(const std::vector<Bytes>& parts) {
+  Bytes out;
+  for (const Bytes& part : parts) out.insert(out.end(), part.begin(), part.end());
+  return out;
+}
+
 // `count` records of idempotent producer `producer_id` at `epoch`, the first with sequence `sequence`, timestamps
 // from `timestamp` on.
 inline Bytes idempotent_batch(int64_t producer_id, int16_t epoch, int32_t sequence, int count = 1,

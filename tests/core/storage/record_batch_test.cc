@@ -157,6 +157,38 @@ TEST(RecordBatch, HeaderOptionsAndInPlaceEdits) {
   for (const Record& r : *decoded) EXPECT_EQ(r.timestamp, kT0 + 777);  // LogAppendTime: max_timestamp for all
 }
 
+// The leader path's edit: base offset and partition leader epoch, both outside the CRC, over one batch or many.
+TEST(RecordBatch, SetsOffsetsAndEpochInPlace) {
+  Result<Bytes> one = build_batch(sample_records(0, kT0));
+  ASSERT_TRUE(one.ok());
+  set_base_offset_and_epoch(*one, 700, 4);
+  Result<BatchHeader> header = parse_batch_header(*one);
+  ASSERT_TRUE(header.ok());
+  EXPECT_EQ(header->base_offset, 700);
+  EXPECT_EQ(header->partition_leader_epoch, 4);
+  EXPECT_TRUE(batch_crc_ok(*one));
+
+  Result<Bytes> two = build_batch(sample_records(0, kT0));
+  ASSERT_TRUE(two.ok());
+  Bytes both = *one;
+  both.insert(both.end(), two->begin(), two->end());
+  Result<int64_t> next = set_offsets_and_epoch(both, 10, 6);
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(*next, 20);  // five records each
+  size_t consumed = 0;
+  Result<std::vector<BatchSpan>> spans = split_batches(both, &consumed);
+  ASSERT_TRUE(spans.ok());
+  ASSERT_EQ(spans->size(), 2u);
+  EXPECT_EQ((*spans)[0].header.base_offset, 10);
+  EXPECT_EQ((*spans)[1].header.base_offset, 15);
+  for (const BatchSpan& span : *spans) {
+    EXPECT_EQ(span.header.partition_leader_epoch, 6);
+    EXPECT_TRUE(batch_crc_ok(ByteView(both).subspan(span.position, span.header.size_bytes())));
+  }
+  Bytes torn(both.begin(), both.end() - 1);
+  EXPECT_EQ(set_offsets_and_epoch(torn, 0, 1).status().code(), Code::kCorruption);
+}
+
 // LogValidator's setMaxTimestamp: only max_timestamp, the timestamp-type bit and the CRC change; the records
 // section stays byte for byte (no recompression), and a header that already agrees is not copied at all.
 TEST(RecordBatch, CreateTimeMaxTimestampRewritesOnlyTheHeader) {

@@ -1,0 +1,217 @@
+#include "core/cluster/partition_raft_log.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "core/base/assert.h"
+#include "core/base/big_endian.h"
+#include "core/storage/record_batch.h"
+
+namespace sluice::cluster {
+namespace {
+
+constexpr int16_t kControlRecordVersion = 0;
+constexpr int16_t kLeaderChangeControlType = 2;
+constexpr int16_t kLeaderChangeMessageVersion = 0;
+
+void put_i16(Bytes& out, int16_t value) {
+  out.push_back(static_cast<uint8_t>(static_cast<uint16_t>(value) >> 8));
+  out.push_back(static_cast<uint8_t>(value & 0xff));
+}
+
+void put_i32(Bytes& out, int32_t value) {
+  const auto v = static_cast<uint32_t>(value);
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<uint8_t>((v >> shift) & 0xff));
+}
+
+// The batch's span of raft indexes: every offset it covers, records or not (a compacted batch keeps its range).
+raft::Index batch_index_count(const storage::BatchHeader& header) {
+  SLUICE_ASSERT(header.last_offset_delta >= 0);
+  return static_cast<raft::Index>(header.last_offset_delta) + 1;
+}
+
+}  // namespace
+
+Bytes leader_change_batch(int32_t leader_id, int64_t timestamp_ms) {
+  storage::Record record;
+  record.timestamp = timestamp_ms;
+  record.offset = 0;
+  Bytes key;
+  put_i16(key, kControlRecordVersion);
+  put_i16(key, kLeaderChangeControlType);
+  record.key = std::move(key);
+  // LeaderChangeMessage v0 (flexible): version, LeaderId, Voters (compact array), GrantingVoters (compact array),
+  // no tagged fields. The voters are left empty: Sluice's membership lives in the cluster metadata.
+  Bytes value;
+  put_i16(value, kLeaderChangeMessageVersion);
+  put_i32(value, leader_id);
+  value.push_back(1);  // Voters: compact length 0 + 1
+  value.push_back(1);  // GrantingVoters
+  value.push_back(0);  // tagged fields
+  record.value = std::move(value);
+  storage::BatchOptions options;
+  options.control = true;
+  Result<Bytes> batch = storage::build_batch({record}, options);
+  SLUICE_ASSERT(batch.ok());
+  return std::move(*batch);
+}
+
+PartitionRaftLog::PartitionRaftLog(Env env, storage::PartitionLog& log, int32_t leader_id)
+    : env_(env), log_(log), leader_id_(leader_id) {}
+
+void PartitionRaftLog::poison(const Status& why) const {
+  SLUICE_ASSERT(!why.ok());
+  if (!failure_.ok()) return;
+  failure_ = why;
+  env_.log.error("partition log {} stops serving its raft group: {}", log_.dir(), why.to_string());
+}
+
+raft::Index PartitionRaftLog::last_index() const { return raft_index_for_end_offset(log_.log_end_offset()); }
+
+raft::Term PartitionRaftLog::term_at(raft::Index index) const {
+  SLUICE_ASSERT(index <= last_index());
+  if (index == 0) return 0;
+  const int64_t offset = offset_of_raft_index(index);
+  // Below the log start (retention, DeleteRecords) the epoch of the first batch kept stands for the prefix: raft
+  // compares terms only where logs may still differ, far above a log start every replica has passed.
+  const std::optional<int32_t> epoch = log_.epoch_at(std::max(offset, log_.log_start_offset()));
+  if (!epoch.has_value() || *epoch < 0) return 0;
+  return static_cast<raft::Term>(*epoch);
+}
+
+raft::Index PartitionRaftLog::durable_index() const {
+  return raft_index_for_end_offset(std::min(log_.durable_end_offset(), log_.log_end_offset()));
+}
+
+void PartitionRaftLog::append(raft::Index at, std::span<const raft::Entry> entries) {
+  SLUICE_ASSERT(at == last_index() + 1);
+  SLUICE_ASSERT(!entries.empty());
+  if (!failure_.ok()) return;
+  Bytes batches;
+  raft::Index index = at;
+  raft::Term previous_term = term_at(at - 1);
+  for (const raft::Entry& entry : entries) {
+    SLUICE_ASSERT(entry.count >= 1);
+    SLUICE_ASSERT(entry.term >= previous_term);
+    SLUICE_ASSERT(entry.term <= static_cast<raft::Term>(INT32_MAX));
+    previous_term = entry.term;
+    const size_t first = batches.size();
+    if (entry.payload.empty()) {
+      SLUICE_ASSERT(entry.count == 1);
+      const Bytes marker = leader_change_batch(leader_id_, to_unix_ms(env_.clock.wall_now()));
+      batches.insert(batches.end(), marker.begin(), marker.end());
+    } else {
+      batches.insert(batches.end(), entry.payload.begin(), entry.payload.end());
+    }
+    const MutableByteView batch(batches.data() + first, batches.size() - first);
+    Result<storage::BatchHeader> header = storage::parse_batch_header(batch);
+    // A proposer hands whole, validated batches, and a leader sends what its own log holds.
+    SLUICE_ASSERT(header.ok());
+    SLUICE_ASSERT(header->size_bytes() == batch.size());
+    SLUICE_ASSERT(batch_index_count(*header) == entry.count);
+    storage::set_base_offset(batch, offset_of_raft_index(index));
+    storage::set_partition_leader_epoch(batch, static_cast<int32_t>(entry.term));
+    index += entry.count;
+  }
+  Result<storage::AppendResult> appended = log_.append_as_replica(batches);
+  if (!appended.ok()) return poison(appended.status());
+  SLUICE_ASSERT(appended->base_offset == offset_of_raft_index(at));
+  SLUICE_ASSERT(last_index() == index - 1);
+}
+
+void PartitionRaftLog::truncate_suffix(raft::Index from) {
+  SLUICE_ASSERT(from >= 1);
+  SLUICE_ASSERT(from <= last_index());
+  if (!failure_.ok()) return;
+  if (Status s = log_.truncate_to(offset_of_raft_index(from)); !s.ok()) return poison(s);
+  SLUICE_ASSERT(last_index() == from - 1);
+}
+
+raft::Index PartitionRaftLog::entry_start(raft::Index index) const {
+  SLUICE_ASSERT(index >= 1);
+  SLUICE_ASSERT(index <= last_index());
+  const int64_t offset = offset_of_raft_index(index);
+  if (offset < log_.log_start_offset()) return index;  // below the log start there are no batches to align to
+  Result<int64_t> base = log_.batch_base_offset_containing(offset);
+  if (!base.ok()) {
+    poison(base.status());
+    return index;
+  }
+  SLUICE_ASSERT(*base <= offset);
+  return static_cast<raft::Index>(*base) + 1;
+}
+
+std::vector<raft::Entry> PartitionRaftLog::read(raft::Index from, size_t max_count, size_t max_bytes) const {
+  SLUICE_ASSERT(from >= 1);
+  SLUICE_ASSERT(from <= last_index());
+  SLUICE_ASSERT(max_count > 0);
+  if (!failure_.ok()) return {};
+  const int64_t offset = offset_of_raft_index(from);
+  Result<storage::ReadResult> data = log_.read(offset, static_cast<size_t>(std::max<uint64_t>(max_bytes, 1)), log_.log_end_offset());
+  if (!data.ok()) {
+    poison(data.status());
+    return {};
+  }
+  size_t consumed = 0;
+  Result<std::vector<storage::BatchSpan>> spans = storage::split_batches(data->records, &consumed);
+  if (!spans.ok() || spans->empty()) {
+    poison(spans.ok() ? Status(Code::kCorruption, fmt::format("no batch at offset {} of {}", offset, log_.dir()))
+                      : spans.status());
+    return {};
+  }
+  std::vector<raft::Entry> entries;
+  raft::Index expected = from;
+  for (const storage::BatchSpan& span : *spans) {
+    if (entries.size() >= max_count) break;
+    const storage::BatchHeader& header = span.header;
+    // Read from an entry start: the first batch begins exactly there, and batches follow each other.
+    SLUICE_ASSERT(static_cast<raft::Index>(header.base_offset) + 1 == expected);
+    raft::Entry entry;
+    entry.term = header.partition_leader_epoch < 0 ? 0 : static_cast<raft::Term>(header.partition_leader_epoch);
+    entry.count = batch_index_count(header);
+    const auto* bytes = reinterpret_cast<const char*>(data->records.data() + span.position);
+    entry.payload.assign(bytes, header.size_bytes());
+    expected += entry.count;
+    entries.push_back(std::move(entry));
+  }
+  SLUICE_ASSERT(!entries.empty());
+  SLUICE_ASSERT(expected - 1 <= last_index());
+  return entries;
+}
+
+raft::Index PartitionRaftLog::last_index_with_term_at_most(raft::Index at_or_below, raft::Term term) const {
+  SLUICE_ASSERT(at_or_below <= last_index());
+  if (at_or_below == 0) return 0;
+  const int32_t epoch = term > static_cast<raft::Term>(INT32_MAX) ? INT32_MAX : static_cast<int32_t>(term);
+  const int64_t offset = log_.last_offset_with_epoch_at_most(offset_of_raft_index(at_or_below), epoch);
+  if (offset < 0) return 0;
+  SLUICE_ASSERT(offset <= offset_of_raft_index(at_or_below));
+  return static_cast<raft::Index>(offset) + 1;
+}
+
+Status PartitionRaftLog::sync() {
+  if (!failure_.ok()) return failure_;
+  if (Status s = log_.flush(); !s.ok()) {
+    poison(s);
+    return s;
+  }
+  SLUICE_ASSERT(durable_index() == last_index());
+  return Status();
+}
+
+Result<std::unique_ptr<PartitionGroupStorage>> PartitionGroupStorage::open(Env env, storage::PartitionLog& log,
+                                                                           int32_t node_id) {
+  SLUICE_ASSIGN_OR_RETURN(raft::HardStateFile hard_state,
+                          raft::HardStateFile::open(env.fs, log.dir() + "/" + kHardStateFileName));
+  return std::unique_ptr<PartitionGroupStorage>(
+      new PartitionGroupStorage(env, log, node_id, std::move(hard_state)));
+}
+
+Status PartitionGroupStorage::status() const {
+  if (!log_.status().ok()) return log_.status();
+  return hard_state_.status();
+}
+
+}  // namespace sluice::cluster

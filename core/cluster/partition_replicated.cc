@@ -1,0 +1,158 @@
+// Partition's replicated side (cluster mode): leadership from the partition's raft group, the leader's append as a
+// raft proposal whose entry is the batch itself (partition_raft_log.h), the acks=all wait for the quorum's commit,
+// and the high watermark following the commit index.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/base/assert.h"
+#include "core/cluster/partition.h"
+#include "core/cluster/partition_raft_log.h"
+#include "core/protocol/error_codes.h"
+
+namespace sluice::cluster {
+namespace {
+
+using namespace std::chrono_literals;
+
+// How long a leader's append may wait for the raft host's driver (it appends between rounds). The produce's own
+// timeout bounds only the acks=all wait, as Kafka's DelayedProduce does.
+constexpr Duration kAppendWaitMax = 30s;
+
+}  // namespace
+
+int32_t Partition::leader() const {
+  if (!replicated()) return context_.node_id;
+  return leader_id_;
+}
+
+bool Partition::is_leader() const {
+  if (!replicated()) return true;
+  return role_ == raft::Role::kLeader;
+}
+
+std::vector<int32_t> Partition::replicas() const {
+  if (!replicated()) return {context_.node_id};
+  return replica_group_->replicas;
+}
+
+std::vector<int32_t> Partition::in_sync_replicas() const {
+  if (!replicated()) return {context_.node_id};
+  if (!is_leader()) return replica_group_->replicas;
+  const std::optional<raft::GroupStatus> status = replica_group_->host->status(replica_group_->group);
+  if (!status.has_value()) return {context_.node_id};
+  std::vector<int32_t> in_sync{context_.node_id};
+  for (const raft::FollowerStatus& follower : status->followers) {
+    // recent_active is raft's check-quorum flag: heard from within the last election timeout, which the cluster
+    // sets below replica.lag.time.max.ms.
+    if (follower.learner || !follower.recent_active || follower.match < status->commit_index) continue;
+    in_sync.push_back(static_cast<int32_t>(follower.id));
+  }
+  std::sort(in_sync.begin(), in_sync.end());
+  return in_sync;
+}
+
+Status Partition::not_leader() const {
+  return kafka_error(ErrorCode::kNotLeaderOrFollower,
+                     leader() >= 0 ? fmt::format("{} is led by node {}", tp_.to_string(), leader())
+                                   : fmt::format("{} has no leader now", tp_.to_string()));
+}
+
+raft::GroupHooks Partition::hooks() {
+  SLUICE_ASSERT(replicated());
+  raft::GroupHooks hooks;
+  hooks.apply_entries = false;  // the data is the log; only the commit index matters
+  std::weak_ptr<Partition> weak = weak_from_this();
+  hooks.on_commit = [weak](raft::Index commit) {
+    if (const std::shared_ptr<Partition> self = weak.lock()) self->on_commit(commit);
+  };
+  hooks.on_role_change = [weak](raft::Role role, raft::Term term, raft::NodeId leader) {
+    if (const std::shared_ptr<Partition> self = weak.lock()) self->on_role_change(role, term, leader);
+  };
+  return hooks;
+}
+
+// On the host's driver fiber: must not suspend.
+void Partition::on_role_change(raft::Role role, raft::Term term, raft::NodeId leader) {
+  SLUICE_ASSERT(replicated());
+  SLUICE_ASSERT(term <= static_cast<raft::Term>(INT32_MAX));
+  SLUICE_ASSERT(static_cast<int32_t>(term) >= leader_epoch_ || leader_epoch_ == kUndefinedEpoch);
+  const bool became_leader = role == raft::Role::kLeader && role_ != raft::Role::kLeader;
+  role_ = role;
+  leader_epoch_ = static_cast<int32_t>(term);
+  leader_id_ = leader == raft::kNoNode ? -1 : static_cast<int32_t>(leader);
+  // The previous leader's appends reached this log without passing the producer state: rebuild it from the log.
+  if (became_leader) producer_state_.invalidate();
+  notify_appended();  // long polls re-check leadership
+}
+
+// On the host's driver fiber: must not suspend. The high watermark is the commit index (an entry end), never past
+// this log's end: a follower may hear of a commit before it holds the entries.
+void Partition::on_commit(raft::Index commit) {
+  SLUICE_ASSERT(replicated());
+  const int64_t high_watermark =
+      std::min<int64_t>(static_cast<int64_t>(commit), log_->log_end_offset());
+  if (high_watermark <= log_->high_watermark()) return;
+  log_->set_high_watermark(high_watermark);
+  check_offsets();
+  notify_appended();
+}
+
+Result<storage::AppendResult> Partition::append_replicated(ByteView batch, int32_t* leader_epoch) {
+  SLUICE_ASSERT(replicated());
+  SLUICE_TRY(check_not_removed());
+  if (!is_leader()) return not_leader();
+  SLUICE_ASSIGN_OR_RETURN(const storage::BatchHeader header, storage::parse_batch_header(batch));
+  std::string payload(reinterpret_cast<const char*>(batch.data()), batch.size());
+  const bool log_append_time = config_.message_timestamp_type == storage::MessageTimestampType::kLogAppendTime;
+  int64_t append_time_ms = -1;
+  if (log_append_time) {
+    // The leader stamps the time once, so every replica stores the same bytes.
+    append_time_ms = to_unix_ms(context_.env.clock.wall_now());
+    storage::set_log_append_time(MutableByteView(reinterpret_cast<uint8_t*>(payload.data()), payload.size()),
+                                 append_time_ms);
+  }
+  const raft::Index count = static_cast<raft::Index>(header.last_offset_delta) + 1;
+  const raft::Proposed proposed =
+      replica_group_->host->propose(replica_group_->group, std::move(payload), count,
+                                    context_.env.clock.now() + kAppendWaitMax, raft::ProposeWait::kAppended);
+  switch (proposed.outcome) {
+    case raft::ProposeOutcome::kAppended:
+    case raft::ProposeOutcome::kCommitted: break;
+    case raft::ProposeOutcome::kNotLeader:
+    case raft::ProposeOutcome::kLost: return not_leader();
+    case raft::ProposeOutcome::kUnknown:
+      return kafka_error(ErrorCode::kRequestTimedOut,
+                         fmt::format("{}: the append did not reach the log in time", tp_.to_string()));
+  }
+  SLUICE_ASSERT(proposed.index >= 1);
+  SLUICE_ASSERT(proposed.last_index == proposed.index + count - 1);
+  storage::AppendResult result;
+  result.base_offset = offset_of_raft_index(proposed.index);
+  result.last_offset = offset_of_raft_index(proposed.last_index);
+  result.log_append_time_ms = append_time_ms;
+  result.log_start_offset = log_->log_start_offset();
+  *leader_epoch = static_cast<int32_t>(proposed.term);
+  SLUICE_ASSERT(result.last_offset - result.base_offset == header.last_offset_delta);
+  notify_appended();
+  return result;
+}
+
+Status Partition::wait_replicated(int64_t end_offset, int32_t leader_epoch, Instant deadline) {
+  SLUICE_ASSERT(replicated());
+  if (leader_epoch < 0) return not_leader();
+  const raft::Proposed committed = replica_group_->host->wait_committed(
+      replica_group_->group, raft_index_for_end_offset(end_offset), static_cast<raft::Term>(leader_epoch), deadline);
+  switch (committed.outcome) {
+    case raft::ProposeOutcome::kCommitted: return Status();
+    case raft::ProposeOutcome::kNotLeader:
+    case raft::ProposeOutcome::kLost:
+    case raft::ProposeOutcome::kAppended: return not_leader();
+    case raft::ProposeOutcome::kUnknown: break;
+  }
+  return kafka_error(ErrorCode::kRequestTimedOut,
+                     fmt::format("{}: offsets below {} were not replicated to a quorum in time", tp_.to_string(),
+                                 end_offset));
+}
+
+}  // namespace sluice::cluster
