@@ -186,8 +186,9 @@ Result<Appended> Partition::append_idempotent(ByteView batch, const storage::Bat
     out.result.log_append_time_ms = log_append_time ? original->timestamp : -1;
     out.result.log_start_offset = log_->log_start_offset();
     if (replicated()) {
-      // The original's entry: an acks=all retry waits for it to commit, in the epoch it was appended in.
-      out.leader_epoch = log_->epoch_at(original->last_offset).value_or(kUndefinedEpoch);
+      // An acks=all retry waits for the original to commit; a new leader answers it once its high watermark
+      // passes the original (wait_replicated), as Kafka's DelayedProduce does.
+      out.leader_epoch = leader_epoch_;
       return out;
     }
     if (!log_->durable_through(original->last_offset + 1)) {

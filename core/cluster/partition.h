@@ -187,6 +187,7 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // The replicated append: proposes the batch to the raft group and returns once the leader appended it.
   Result<storage::AppendResult> append_replicated(ByteView batch, int32_t* leader_epoch);
   Status wait_replicated(int64_t end_offset, int32_t leader_epoch, Instant deadline);
+  Status wait_high_watermark(int64_t end_offset, int32_t leader_epoch, Instant deadline);
   void on_role_change(raft::Role role, raft::Term term, raft::NodeId leader);
   void on_commit(raft::Index commit);
   Status not_leader() const;

@@ -140,7 +140,9 @@ Result<storage::AppendResult> Partition::append_replicated(ByteView batch, int32
 
 Status Partition::wait_replicated(int64_t end_offset, int32_t leader_epoch, Instant deadline) {
   SLUICE_ASSERT(replicated());
+  SLUICE_ASSERT(end_offset >= 1);
   if (leader_epoch < 0) return not_leader();
+  if (log_->epoch_at(end_offset - 1) != leader_epoch) return wait_high_watermark(end_offset, leader_epoch, deadline);
   const raft::Proposed committed = replica_group_->host->wait_committed(
       replica_group_->group, raft_index_for_end_offset(end_offset), static_cast<raft::Term>(leader_epoch), deadline);
   switch (committed.outcome) {
@@ -149,6 +151,21 @@ Status Partition::wait_replicated(int64_t end_offset, int32_t leader_epoch, Inst
     case raft::ProposeOutcome::kLost:
     case raft::ProposeOutcome::kAppended: return not_leader();
     case raft::ProposeOutcome::kUnknown: break;
+  }
+  return kafka_error(ErrorCode::kRequestTimedOut,
+                     fmt::format("{}: offsets below {} were not replicated to a quorum in time", tp_.to_string(),
+                                 end_offset));
+}
+
+// An entry appended in an earlier epoch (an idempotent retry answered from the producer state after a leader
+// change): committed once this leader's high watermark passes it, which happens only while it still leads
+// `leader_epoch` (Kafka's DelayedProduce: the high watermark reaches the required offset).
+Status Partition::wait_high_watermark(int64_t end_offset, int32_t leader_epoch, Instant deadline) {
+  while (true) {
+    SLUICE_TRY(check_not_removed());
+    if (!is_leader() || leader_epoch_ != leader_epoch) return not_leader();
+    if (high_watermark() >= end_offset) return Status();
+    if (!context_.appended.wait_until(deadline)) break;
   }
   return kafka_error(ErrorCode::kRequestTimedOut,
                      fmt::format("{}: offsets below {} were not replicated to a quorum in time", tp_.to_string(),

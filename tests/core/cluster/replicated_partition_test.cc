@@ -296,6 +296,8 @@ TEST(ReplicatedPartition, ARestartedReplicaRejoinsFromItsLogAndCatchesUp) {
 TEST(ReplicatedPartition, AcksAllIsRefusedBelowMinInsyncReplicasBeforeAppending) {
   ReplicaWorld w(std::map<std::string, std::string>{{"min.insync.replicas", "3"}});
   const int32_t leader = w.elect();
+  // A new leader counts a follower in sync once it has acknowledged the committed prefix of its term.
+  ASSERT_TRUE(w.run_until([&] { return w.partition(leader)->in_sync_replicas().size() == 3; }, 10s));
   ASSERT_TRUE(w.produce(leader, 1, Acks::kAll).ok()) << "all three in sync";
   const int32_t follower = leader == 1 ? 2 : 1;
   w.crash(follower);
