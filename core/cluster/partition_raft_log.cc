@@ -15,6 +15,8 @@ namespace {
 constexpr int16_t kControlRecordVersion = 0;
 constexpr int16_t kLeaderChangeControlType = 2;
 constexpr int16_t kLeaderChangeMessageVersion = 0;
+// PartitionRaftLog::read reads the log this much at a time.
+constexpr size_t kReadChunkBytes = 64 * 1024;
 
 void put_i16(Bytes& out, int16_t value) {
   out.push_back(static_cast<uint8_t>(static_cast<uint16_t>(value) >> 8));
@@ -148,35 +150,44 @@ std::vector<raft::Entry> PartitionRaftLog::read(raft::Index from, size_t max_cou
   SLUICE_ASSERT(from <= last_index());
   SLUICE_ASSERT(max_count > 0);
   if (!failure_.ok()) return {};
-  const int64_t offset = offset_of_raft_index(from);
-  Result<storage::ReadResult> data = log_.read(offset, static_cast<size_t>(std::max<uint64_t>(max_bytes, 1)), log_.log_end_offset());
-  if (!data.ok()) {
-    poison(data.status());
-    return {};
-  }
-  size_t consumed = 0;
-  Result<std::vector<storage::BatchSpan>> spans = storage::split_batches(data->records, &consumed);
-  if (!spans.ok() || spans->empty()) {
-    poison(spans.ok() ? Status(Code::kCorruption, fmt::format("no batch at offset {} of {}", offset, log_.dir()))
-                      : spans.status());
-    return {};
-  }
   std::vector<raft::Entry> entries;
   raft::Index expected = from;
-  for (const storage::BatchSpan& span : *spans) {
-    if (entries.size() >= max_count) break;
-    const storage::BatchHeader& header = span.header;
-    // Read from an entry start: the first batch begins exactly there, and batches follow each other.
-    SLUICE_ASSERT(static_cast<raft::Index>(header.base_offset) + 1 == expected);
-    raft::Entry entry;
-    entry.term = header.partition_leader_epoch < 0 ? 0 : static_cast<raft::Term>(header.partition_leader_epoch);
-    entry.count = batch_index_count(header);
-    const auto* bytes = reinterpret_cast<const char*>(data->records.data() + span.position);
-    entry.payload.assign(bytes, header.size_bytes());
-    expected += entry.count;
-    entries.push_back(std::move(entry));
+  size_t bytes = 0;
+  // In chunks: a probe or a catching-up follower asks for max_bytes (a MiB) but often takes a few entries, and
+  // reading the whole MiB each time made every append cost a MiB copy.
+  while (entries.size() < max_count && expected <= last_index() && bytes < max_bytes) {
+    const int64_t offset = offset_of_raft_index(expected);
+    const size_t chunk = std::max<size_t>(std::min(kReadChunkBytes, max_bytes - bytes), 1);
+    Result<storage::ReadResult> data = log_.read(offset, chunk, log_.log_end_offset());
+    if (!data.ok()) {
+      poison(data.status());
+      return {};
+    }
+    size_t consumed = 0;
+    Result<std::vector<storage::BatchSpan>> spans = storage::split_batches(data->records, &consumed);
+    if (!spans.ok() || spans->empty()) {
+      poison(spans.ok() ? Status(Code::kCorruption, fmt::format("no batch at offset {} of {}", offset, log_.dir()))
+                        : spans.status());
+      return {};
+    }
+    for (const storage::BatchSpan& span : *spans) {
+      const storage::BatchHeader& header = span.header;
+      if (entries.size() >= max_count) break;
+      if (!entries.empty() && bytes + header.size_bytes() > max_bytes) return entries;  // always at least one
+      // Read from an entry start: the first batch begins exactly there, and batches follow each other.
+      SLUICE_ASSERT(static_cast<raft::Index>(header.base_offset) + 1 == expected);
+      raft::Entry entry;
+      entry.term = header.partition_leader_epoch < 0 ? 0 : static_cast<raft::Term>(header.partition_leader_epoch);
+      entry.count = batch_index_count(header);
+      const auto* data_bytes = reinterpret_cast<const char*>(data->records.data() + span.position);
+      entry.payload.assign(data_bytes, header.size_bytes());
+      expected += entry.count;
+      bytes += header.size_bytes();
+      entries.push_back(std::move(entry));
+    }
   }
   SLUICE_ASSERT(!entries.empty());
+  SLUICE_ASSERT(entries.size() <= max_count);
   SLUICE_ASSERT(expected - 1 <= last_index());
   return entries;
 }

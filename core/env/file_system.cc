@@ -34,6 +34,16 @@ Status write_file_atomically(FileSystem& fs, const std::string& path, const std:
   return fs.sync_dir(parent_dir(path));
 }
 
+Status create_dirs_durably(FileSystem& fs, const std::string& dir) {
+  if (Status s = fs.create_dirs(dir); !s.ok()) return s;
+  for (std::string level = dir;;) {
+    const std::string parent = parent_dir(level);
+    if (Status s = fs.sync_dir(parent); !s.ok()) return s;
+    if (parent == "." || parent == "/") return fs.sync_dir(dir);
+    level = parent;
+  }
+}
+
 Status File::pwrite_gathered(uint64_t offset, std::span<const ByteView> parts) {
   return parts.size() == 1 ? pwrite(offset, parts.front()) : pwrite(offset, concat(parts));
 }

@@ -95,6 +95,10 @@ std::string file_name_of(std::string_view path);
 // Joins with exactly one '/'.
 std::string join_path(std::string_view dir, std::string_view name);
 
+// Creates `dir` and its missing parents, then syncs every level's directory, so that a power loss cannot take the
+// new directories away with what is later written in them.
+Status create_dirs_durably(FileSystem& fs, const std::string& dir);
+
 // Replaces `path` with `data` so that a crash leaves either the old or the new content: writes `temp_path`,
 // syncs it, renames it over `path` and syncs the directory.
 Status write_file_atomically(FileSystem& fs, const std::string& path, const std::string& temp_path, ByteView data);

@@ -3,14 +3,7 @@
 namespace sluice::raft {
 
 Result<std::unique_ptr<FileGroupStorage>> FileGroupStorage::open(FileSystem& fs, const std::string& dir) {
-  SLUICE_TRY(fs.create_dirs(dir));
-  // Every level's entry, so that a power loss cannot take the new directories away with what they hold.
-  for (std::string level = dir;;) {
-    const std::string parent = parent_dir(level);
-    SLUICE_TRY(fs.sync_dir(parent));
-    if (parent == "." || parent == "/") break;
-    level = parent;
-  }
+  SLUICE_TRY(create_dirs_durably(fs, dir));  // a power loss cannot take the new directories away
   SLUICE_ASSIGN_OR_RETURN(HardStateFile hard_state, HardStateFile::open(fs, dir + "/hard_state"));
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<FileRaftLog> log, FileRaftLog::open(fs, dir + "/log"));
   SLUICE_TRY(fs.sync_dir(dir));

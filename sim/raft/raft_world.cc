@@ -189,7 +189,7 @@ Result<std::unique_ptr<raft::GroupStorage>> RaftWorld::open_group_storage(
   settings.high_watermark_follows_log_end = false;
   settings.mutations = mutations_;
   const std::string dir = fmt::format("raft/partition-{}", group);
-  SLUICE_TRY(env.fs.create_dirs(dir));
+  SLUICE_TRY(create_dirs_durably(env.fs, dir));  // else a power loss may take the whole group away
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<storage::PartitionLog> log, storage::PartitionLog::open(env, dir, settings));
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<cluster::PartitionGroupStorage> group_storage,
                           cluster::PartitionGroupStorage::open(env, *log, static_cast<int32_t>(n.id)));
