@@ -149,7 +149,8 @@ std::vector<raft::Entry> PartitionRaftLog::read(raft::Index from, size_t max_cou
   SLUICE_ASSERT(max_count > 0);
   if (!failure_.ok()) return {};
   const int64_t offset = offset_of_raft_index(from);
-  Result<storage::ReadResult> data = log_.read(offset, static_cast<size_t>(std::max<uint64_t>(max_bytes, 1)), log_.log_end_offset());
+  Result<storage::ReadResult> data =
+      log_.read(offset, static_cast<size_t>(std::max<uint64_t>(max_bytes, 1)), log_.log_end_offset());
   if (!data.ok()) {
     poison(data.status());
     return {};
