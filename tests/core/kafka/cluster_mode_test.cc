@@ -217,8 +217,8 @@ int32_t metadata_follower(KafkaCluster& c) {
   return -1;
 }
 
-TEST(ClusterMode, ThreeBrokersCreateProduceFailOverAndDeleteATopic) {
-  KafkaCluster c;
+void create_produce_fail_over_and_delete(uint64_t seed) {
+  KafkaCluster c(3, seed);
   const std::vector<int32_t> all{1, 2, 3};
   ASSERT_TRUE(c.run_until([&] { return c.registered(all); }));
   const int32_t follower = metadata_follower(c);
@@ -304,6 +304,14 @@ TEST(ClusterMode, ThreeBrokersCreateProduceFailOverAndDeleteATopic) {
     }
     return true;
   }));
+}
+
+TEST(ClusterMode, ThreeBrokersCreateProduceFailOverAndDeleteATopic) {
+  for (const uint64_t seed : {5, 11, 23, 42}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    create_produce_fail_over_and_delete(seed);
+    if (HasFatalFailure()) return;
+  }
 }
 
 TEST(ClusterMode, EveryNodeAnswersMetadataDescribeClusterFindCoordinatorAndProducerIds) {
