@@ -32,6 +32,10 @@ void add_serve(CLI::App& app, sluice::ServeFlags& flags, std::string& log_level)
                     "log.retention.hours, listeners=PLAINTEXT://host:port, ...)");
   serve->add_option("--set", flags.settings, "key=value overriding the --config file; repeatable")
       ->allow_extra_args(false);
+  serve->add_option("--node-id", flags.node_id, "Cluster mode: this node's id, one of --peers (node.id= in --config)");
+  serve->add_option("--peers", flags.peers,
+                    "Cluster mode: every node's raft address, this one's included: 1@127.0.0.1:9192,2@127.0.0.1:9193,"
+                    "... (controller.quorum.voters= in --config)");
   serve->add_option("--log-level", log_level, "trace, debug, info, warn, error or off")->capture_default_str();
 }
 

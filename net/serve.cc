@@ -84,6 +84,11 @@ Result<std::map<std::string, std::string>> load_settings(const ServeFlags& flags
     if (!parsed.ok()) return invalid_argument("--set: " + parsed.status().message());
     settings[parsed->first] = parsed->second;
   }
+  if (flags.node_id) {
+    settings.erase("broker.id");
+    settings["node.id"] = std::to_string(*flags.node_id);
+  }
+  if (flags.peers) settings["controller.quorum.voters"] = *flags.peers;
   return settings;
 }
 

@@ -34,6 +34,9 @@ struct ServeFlags {
   std::optional<std::string> data_dir;
   std::string config_file;            // empty: none
   std::vector<std::string> settings;  // --set, in order: a later one wins
+  // Cluster mode: --node-id and --peers win over node.id (broker.id) and controller.quorum.voters.
+  std::optional<int32_t> node_id;
+  std::optional<std::string> peers;  // "1@127.0.0.1:9192,2@127.0.0.1:9193,...": every voter's raft address
   LogLevel log_level = LogLevel::kInfo;
 };
 

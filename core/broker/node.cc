@@ -72,6 +72,11 @@ Status Node::run(const OnServing& on_serving) {
   if (!broker.ok()) {
     return Status(broker.status().code(), "cannot open the data directory " + dir + ": " + broker.status().to_string());
   }
+  if (Status joined = (*broker)->join_cluster(); !joined.ok()) {
+    (*listener)->close();
+    if (Status closed = (*broker)->close(); !closed.ok()) env_.log.warn("closing the logs: {}", closed.to_string());
+    return Status(joined.code(), "cannot join the cluster: " + joined.message());
+  }
   env_.log.info("listening on {}, advertised as {}", bound.to_string(), advertised.to_string());
   broker_ = broker->get();
   if (on_serving) on_serving(**broker, bound);

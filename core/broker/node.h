@@ -1,7 +1,8 @@
 // Node: the one boot path of a broker, shared by `sluice serve` (net/), the simulator (sim/) and the tests. Run in
 // a node's main fiber, it creates the data directory, binds the listener, opens the broker (storage, topics,
-// groups), serves until stop(), and closes everything gracefully (every log flushed, clean-shutdown markers
-// written). A node killed by the simulator simply never returns from run(): its fibers are unwound.
+// groups), joins the cluster in cluster mode (BrokerConfig::controller_quorum_voters), serves until stop(), and closes
+// everything gracefully (every log flushed, clean-shutdown markers written). A node killed by the simulator simply
+// never returns from run(): its fibers are unwound.
 //
 // Fibers: run() on the node's main fiber; stop() from any fiber of the node or a signal callback.
 #pragma once
@@ -46,7 +47,8 @@ class Node {
 
   // Boots, serves until stop(), then closes. Errors: the data directory cannot be created or read, the listener
   // cannot be bound, the data directory does not load (a partition refusing interior damage names the file, offset
-  // and repair command), or the close failed (a log went offline). Each message says which step failed.
+  // and repair command), the cluster cannot be joined (its metadata or raft transport), or the close failed (a log went
+  // offline). Each message says which step failed.
   Status run(const OnServing& on_serving = {});
   // Stops accepting and ends every connection; run() then closes and returns. Before run() has opened the broker
   // it makes run() return right after opening.

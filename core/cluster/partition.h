@@ -54,6 +54,7 @@ struct PartitionContext {
   storage::LogManager& logs;
   WaitQueue& appended;                  // long polls wait here; every append notifies
   DeferredAppends* deferred = nullptr;  // the ack-before-append mutation's queue; null unless it is planted
+  Event* leadership_changed = nullptr;  // set whenever a replicated partition's role, term or leader changes
 };
 
 // A replicated partition's raft group (cluster mode): the node's host drives it, its log is the partition log

@@ -10,8 +10,9 @@ PartitionManager::PartitionManager(Env env, int32_t node_id, storage::LogManager
     : env_(env),
       logs_(logs),
       appended_(env.scheduler),
+      leadership_changed_(env.scheduler),
       deferred_(mutations.has(Mutation::kAckBeforeAppend) ? std::make_unique<DeferredAppends>(env) : nullptr),
-      context_{env, node_id, logs, appended_, deferred_.get()} {
+      context_{env, node_id, logs, appended_, deferred_.get(), &leadership_changed_} {
   for (const storage::TopicPartition& tp : logs_.partitions()) partitions_.emplace(tp, make_partition(tp));
 }
 
@@ -82,7 +83,20 @@ Result<std::shared_ptr<Partition>> PartitionManager::replicate(const storage::To
 }
 
 Status PartitionManager::remove(const storage::TopicPartition& tp) {
-  partitions_.erase(tp);  // gone for lookups first; holders see UNKNOWN_TOPIC_OR_PARTITION once the log closes
+  auto it = partitions_.find(tp);
+  std::optional<ReplicaGroup> group;
+  if (it != partitions_.end()) {
+    group = it->second->replica_group_;
+    partitions_.erase(it);  // gone for lookups first; holders see UNKNOWN_TOPIC_OR_PARTITION once the log closes
+  }
+  if (group.has_value()) {
+    SLUICE_ASSERT(group->host != nullptr);
+    SLUICE_ASSERT(group_storage_.contains(tp));
+    // The host reads the group's storage until the group is out: only then may the log close.
+    group->host->remove_group(group->group);
+    group_storage_.erase(tp);
+  }
+  SLUICE_ASSERT(!group_storage_.contains(tp));
   return logs_.delete_partition(tp);
 }
 

@@ -52,7 +52,9 @@ class PartitionManager {
   // is not yet replicated.
   Result<std::shared_ptr<Partition>> replicate(const storage::TopicPartition& tp, raft::RaftHost& host,
                                                raft::GroupId group, std::vector<int32_t> replicas);
-  // Gone for lookups at once, then its log is closed and its directory removed. kNotFound when absent.
+  // Gone for lookups at once, then (replicated) its raft group leaves the host, then its log is closed and its
+  // directory removed. kNotFound when absent. A replicated partition's removal waits for the host's driver: from a
+  // fiber of the node.
   Status remove(const storage::TopicPartition& tp);
   // The partition's new config, persisted and in force at once (settings, retention, the produce checks).
   Status alter_config(const storage::TopicPartition& tp, const storage::TopicConfig& config);
@@ -60,6 +62,9 @@ class PartitionManager {
   // Long polls wait here; every append notifies, and so does a stopping broker (their answer is due at once).
   WaitQueue& appended() { return appended_; }
   void notify_appended() { appended_.notify_all(); }
+  // Set (never reset here) whenever a replicated partition's role, term or leader changes: the broker's leader
+  // reporter resets it and looks at every partition.
+  Event& leadership_changed() { return leadership_changed_; }
 
  private:
   std::shared_ptr<Partition> make_partition(const storage::TopicPartition& tp);
@@ -67,8 +72,9 @@ class PartitionManager {
   Env env_;
   storage::LogManager& logs_;
   WaitQueue appended_;
+  Event leadership_changed_;
   std::unique_ptr<DeferredAppends> deferred_;  // only with the ack-before-append mutation
-  PartitionContext context_;                   // refers to the three members above
+  PartitionContext context_;                   // refers to the members above
   int64_t replica_lag_time_max_ms_ = 30000;    // replica.lag.time.max.ms
   std::map<storage::TopicPartition, std::shared_ptr<Partition>> partitions_;
   // A replicated partition's raft storage (its log and hard state), which its host reads until it stops.

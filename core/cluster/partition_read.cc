@@ -186,8 +186,9 @@ Result<int64_t> Partition::delete_records(int64_t offset) {
   if (replicated()) {
     // The log start is not replicated yet (issue 22, step 6): moving the leader's alone would strand a lagging
     // follower below it.
-    return kafka_error(ErrorCode::kPolicyViolation,
-                       fmt::format("DeleteRecords on the replicated partition {} is not supported yet", tp_.to_string()));
+    return kafka_error(
+        ErrorCode::kPolicyViolation,
+        fmt::format("DeleteRecords on the replicated partition {} is not supported yet", tp_.to_string()));
   }
   // The log manager moves the start under its maintenance mutex (no retention or cleaner pass meanwhile) and
   // declares the effect; the log refuses an offset above the high watermark.

@@ -84,6 +84,7 @@ void Partition::on_role_change(raft::Role role, raft::Term term, raft::NodeId le
   // The previous leader's appends reached this log without passing the producer state: rebuild it from the log.
   if (became_leader) producer_state_.invalidate();
   notify_appended();  // long polls re-check leadership
+  if (context_.leadership_changed != nullptr) context_.leadership_changed->set();  // never suspends
 }
 
 // On the host's driver fiber: must not suspend. The high watermark is the commit index (an entry end), never past

@@ -122,6 +122,7 @@ void GroupCoordinator::wait_loaded() { loaded_.wait(); }
 std::optional<ErrorCode> GroupCoordinator::check_status(const std::string& group_id, bool empty_id_allowed) const {
   if (group_id.empty() && !empty_id_allowed) return ErrorCode::kInvalidGroupId;
   if (stopping_) return ErrorCode::kCoordinatorNotAvailable;
+  if (is_coordinator_ && !is_coordinator_()) return ErrorCode::kNotCoordinator;
   if (loading_) return ErrorCode::kCoordinatorLoadInProgress;
   return std::nullopt;
 }

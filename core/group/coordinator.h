@@ -67,6 +67,9 @@ class GroupCoordinator {
   // shutdown(), then waits for the coordinator's fibers and background writes. From a fiber.
   void stop();
   bool loading() const { return loading_; }
+  // Cluster mode: every group request answers NOT_COORDINATOR while `is_coordinator` says this node is not the one
+  // coordinating groups (kafka::ClusterTopics::group_coordinator). Unset: this node coordinates every group.
+  void set_coordinator_check(std::function<bool()> is_coordinator) { is_coordinator_ = std::move(is_coordinator); }
   // Parks until the loader finished (tests).
   void wait_loaded();
 
@@ -186,6 +189,7 @@ class GroupCoordinator {
   std::map<std::string, GroupPtr> groups_;
   bool loading_ = true;
   bool stopping_ = false;
+  std::function<bool()> is_coordinator_;
   Event loaded_;
   Mutex topic_creation_;
   uint64_t next_timer_seq_ = 1;

@@ -3,6 +3,8 @@
 #include <vector>
 
 #include "core/base/assert.h"
+#include "core/group/records.h"
+#include "core/protocol/error_codes.h"
 
 namespace sluice::kafka {
 namespace {
@@ -39,10 +41,21 @@ Broker::Broker(Env env, BrokerConfig config, std::unique_ptr<storage::LogManager
     : env_(env), config_(std::move(config)), logs_(std::move(logs)) {
   partitions_ = std::make_unique<cluster::PartitionManager>(env_, config_.node_id, *logs_, config_.mutations);
   topics_ = std::make_unique<TopicTable>(env_, *partitions_, config_);
-  producer_ids_ = std::make_unique<ProducerIdManager>(env_, logs_->data_dir());
+  if (config_.cluster_mode()) {
+    cluster_ = std::make_unique<ClusterTopics>(env_, config_, logs_->data_dir(), *partitions_, *topics_);
+    // Blocks from the metadata, so that ids are unique across the nodes (Kafka's AllocateProducerIds).
+    producer_ids_ = std::make_unique<ProducerIdManager>(
+        env_, [this] { return cluster_->allocate_producer_ids(env_.clock.now() + std::chrono::seconds(10)); });
+  } else {
+    producer_ids_ = std::make_unique<ProducerIdManager>(env_, logs_->data_dir());
+  }
   group_topics_ = std::make_unique<CoordinatorTopics>(*topics_, config_);
   // The coordinator appends to and replays __consumer_offsets through the log manager itself (cluster/README.md).
   groups_ = std::make_unique<group::GroupCoordinator>(env_, *logs_, *group_topics_, config_.group);
+  if (cluster_ != nullptr) {
+    // One node coordinates every group until groups are replicated (core/kafka/README.md).
+    groups_->set_coordinator_check([this] { return cluster_->group_coordinator() == config_.node_id; });
+  }
 }
 
 Broker::~Broker() { SLUICE_ASSERT(connections_.empty()); }
@@ -52,6 +65,12 @@ Result<std::unique_ptr<Broker>> Broker::open(Env env, const std::string& data_di
   // The planted bugs reach every part that plants one (core/base/mutations.h).
   config.storage.mutations = config.mutations;
   config.group.mutations = config.mutations;
+  if (config.cluster_mode()) {
+    // Every partition log is its raft group's, but __consumer_offsets, which stays on the node coordinating every
+    // group until groups are replicated (core/kafka/README.md).
+    config.storage.replicated_logs = true;
+    config.storage.local_topics.insert(std::string(group::kOffsetsTopic));
+  }
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<storage::LogManager> logs,
                           storage::LogManager::open(env, data_dir, config.storage, effects));
   std::unique_ptr<Broker> broker(new Broker(env, std::move(config), std::move(logs)));
@@ -61,6 +80,18 @@ Result<std::unique_ptr<Broker>> Broker::open(Env env, const std::string& data_di
   broker->partitions_->start();
   env.log.info("broker {} open: {} topics in {}", broker->config_.node_id, broker->topics_->all().size(), data_dir);
   return broker;
+}
+
+Status Broker::join_cluster() {
+  if (cluster_ == nullptr) return Status();
+  return cluster_->start();
+}
+
+ErrorCode Broker::partition_not_here(const storage::TopicPartition& tp) const {
+  if (cluster_ == nullptr) return ErrorCode::kUnknownTopicOrPartition;
+  const TopicInfo* info = topics_->find(tp.topic);
+  const bool elsewhere = info != nullptr && tp.partition >= 0 && tp.partition < info->partitions;
+  return elsewhere ? ErrorCode::kNotLeaderOrFollower : ErrorCode::kUnknownTopicOrPartition;
 }
 
 void Broker::serve(Listener& listener) {
@@ -115,6 +146,8 @@ void Broker::stop() {
 
 Status Broker::close() {
   SLUICE_ASSERT(connections_.empty());
+  // The raft host reads and writes the partition logs until it stops: the cluster goes before the logs close.
+  if (cluster_ != nullptr) cluster_->shutdown();
   partitions_->stop();  // what the ack-before-append mutation acknowledged is appended first
   groups_->stop();
   return logs_->close();

@@ -1,9 +1,10 @@
-// A single-node Kafka broker over the Env seam: the same object serves real sockets (`sluice serve`) and the
+// A Kafka broker over the Env seam: the same object serves real sockets (`sluice serve`) and the
 // simulator's network. It owns the log manager (storage duties included), the partitions over it
 // (cluster::PartitionManager, through which handlers reach partition data) and the topic table, accepts
 // connections, and gives each one a fiber that reads a request, answers it, and reads the next (responses leave
 // in request order; one request at a time per connection, as Kafka's muted channels do, bounds a connection to one
-// frame of socket.request.max.bytes).
+// frame of socket.request.max.bytes). In cluster mode (BrokerConfig::cluster_mode()) it also owns a ClusterTopics
+// (cluster_topics.h): the node's cluster membership, the partition reconciler and the proposals handlers make.
 //
 // Fibers: open(), serve(), stop() and close() from the node's fibers. stop() may come from any fiber or a signal
 // callback; serve() then returns once every connection fiber has ended.
@@ -14,14 +15,16 @@
 #include <memory>
 #include <string>
 
+#include "core/cluster/partition_manager.h"
 #include "core/env/env.h"
 #include "core/env/network.h"
 #include "core/env/scheduler.h"
-#include "core/cluster/partition_manager.h"
 #include "core/group/coordinator.h"
 #include "core/kafka/broker_config.h"
+#include "core/kafka/cluster_topics.h"
 #include "core/kafka/producer_ids.h"
 #include "core/kafka/topics.h"
+#include "core/protocol/error_codes.h"
 #include "core/storage/log_manager.h"
 
 namespace sluice::kafka {
@@ -37,11 +40,15 @@ class Broker {
   Broker(const Broker&) = delete;
   Broker& operator=(const Broker&) = delete;
 
+  // Cluster mode: joins the cluster (ClusterTopics::start) before serving; nothing on a single node. Errors: the
+  // metadata storage does not open, the raft transport cannot listen.
+  Status join_cluster();
   // Accepts until stop(); returns after every connection fiber ended.
   void serve(Listener& listener);
   // Stops accepting and closes every connection (each fiber ends after its current request).
   void stop();
-  // Graceful: flushes every log and writes the clean-shutdown markers. After serve() returned.
+  // Graceful: leaves the cluster (its raft groups stop), flushes every log and writes the clean-shutdown markers.
+  // After serve() returned.
   Status close();
 
   Env env() const { return env_; }
@@ -56,6 +63,12 @@ class Broker {
   ProducerIdManager& producer_ids() { return *producer_ids_; }
   // Consumer groups and committed offsets (__consumer_offsets).
   group::GroupCoordinator& groups() { return *groups_; }
+  // Cluster mode's state and proposals; null on a single node.
+  ClusterTopics* cluster() { return cluster_.get(); }
+  const ClusterTopics* cluster() const { return cluster_.get(); }
+  // The error for a partition this node does not hold: NOT_LEADER_OR_FOLLOWER in cluster mode when the topic has
+  // that partition elsewhere (clients refresh their metadata and go to the leader), else UNKNOWN_TOPIC_OR_PARTITION.
+  ErrorCode partition_not_here(const storage::TopicPartition& tp) const;
 
   // Wakes long polls, for whoever appended to storage directly (tests); Partition's appends wake them themselves.
   void notify_appended() { partitions_->notify_appended(); }
@@ -82,6 +95,7 @@ class Broker {
   std::unique_ptr<storage::LogManager> logs_;
   std::unique_ptr<cluster::PartitionManager> partitions_;  // after logs_: it holds a reference to them
   std::unique_ptr<TopicTable> topics_;                     // after partitions_: it creates and removes them
+  std::unique_ptr<ClusterTopics> cluster_;                 // after topics_: it follows the metadata into both
   std::unique_ptr<ProducerIdManager> producer_ids_;
   std::unique_ptr<group::TopicCatalog> group_topics_;
   std::unique_ptr<group::GroupCoordinator> groups_;  // after logs_ and topics_: it holds references to them

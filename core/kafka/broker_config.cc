@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <vector>
 
+#include "core/base/assert.h"
 #include "core/env/network.h"
 #include "core/protocol/error_codes.h"
 #include "core/storage/config_def.h"
@@ -43,7 +45,7 @@ const std::array kKeys = {
         [](BrokerConfig& c, const ConfigValue& v) { c.auto_create_topics_enable = v.boolean; }},
     Key{"num.partitions", int_between(1, INT32_MAX),
         [](BrokerConfig& c, const ConfigValue& v) { c.num_partitions = as_int(v); }},
-    Key{"default.replication.factor", int_between(1, 1),
+    Key{"default.replication.factor", int_between(1, INT16_MAX),
         [](BrokerConfig& c, const ConfigValue& v) { c.default_replication_factor = static_cast<int16_t>(v.integer); }},
     Key{"socket.request.max.bytes", int_between(1024, INT32_MAX),
         [](BrokerConfig& c, const ConfigValue& v) { c.socket_request_max_bytes = static_cast<size_t>(v.integer); }},
@@ -202,6 +204,34 @@ Status check_node_id_synonyms(const std::map<std::string, std::string>& settings
                                                             a.integer, config.node_id));
 }
 
+constexpr std::string_view kVotersKey = "controller.quorum.voters";
+// A single node holds one copy of everything: default.replication.factor above 1 is refused at start-up, as before
+// cluster mode existed.
+constexpr ConfigRule kSingleNodeReplicationFactor = int_between(1, 1);
+
+// controller.quorum.voters with node.id: both or neither, and this node among the voters.
+Status parse_cluster(const std::map<std::string, std::string>& settings, BrokerConfig& config) {
+  const std::string* voters = find(settings, kVotersKey);
+  if (voters == nullptr) {
+    if (const std::string* rf = find(settings, "default.replication.factor")) {
+      SLUICE_TRY(storage::parse_config_value("default.replication.factor", *rf, kSingleNodeReplicationFactor).status());
+    }
+    return Status();
+  }
+  SLUICE_ASSIGN_OR_RETURN(config.controller_quorum_voters, parse_quorum_voters(*voters));
+  if (find(settings, "node.id") == nullptr && find(settings, "broker.id") == nullptr) {
+    return storage::invalid_config(kVotersKey, *voters, "cluster mode needs node.id (this node's id among the voters)");
+  }
+  if (!config.controller_quorum_voters.contains(config.node_id)) {
+    return storage::invalid_config(kVotersKey, *voters,
+                                   fmt::format("node.id {} is not one of the voters: every voter is listed, this node "
+                                               "included",
+                                               config.node_id));
+  }
+  SLUICE_ASSERT(config.node_id >= 1);
+  return Status();
+}
+
 // sluice.mutations: comma-separated mutation names.
 Result<MutationSet> parse_mutations(const std::map<std::string, std::string>& settings) {
   const std::string* raw = find(settings, BrokerConfig::kMutationsKey);
@@ -214,7 +244,7 @@ Result<MutationSet> parse_mutations(const std::map<std::string, std::string>& se
 }  // namespace
 
 bool BrokerConfig::is_broker_key(std::string_view name) {
-  if (name == kMutationsKey) return true;
+  if (name == kMutationsKey || name == kVotersKey) return true;
   for (const Key& key : kKeys) {
     if (key.name == name) return true;
   }
@@ -233,11 +263,39 @@ Result<BrokerConfig> BrokerConfig::from_map(const std::map<std::string, std::str
     key.store(config, value);
   }
   SLUICE_TRY(check_node_id_synonyms(settings, config));
+  SLUICE_TRY(parse_cluster(settings, config));
   SLUICE_ASSIGN_OR_RETURN(config.storage, storage::BrokerStorageConfig::from_map(settings));
   SLUICE_ASSIGN_OR_RETURN(config.mutations, parse_mutations(settings));
   config.storage.mutations = config.mutations;
   config.group.mutations = config.mutations;
   return config;
+}
+
+Result<std::map<int32_t, Address>> parse_quorum_voters(std::string_view text) {
+  std::map<int32_t, Address> voters;
+  auto invalid = [&](std::string_view why) { return storage::invalid_config(kVotersKey, text, why); };
+  for (const std::string& raw : storage::split_config_list(text)) {
+    const std::string_view entry = trim(raw);
+    const size_t at = entry.find('@');
+    if (at == std::string_view::npos || at == 0) {
+      return invalid(fmt::format("entry '{}' is not id@host:port", entry));
+    }
+    const std::string_view digits = entry.substr(0, at);
+    int64_t id = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
+    if (ec != std::errc() || end != digits.data() + digits.size()) {
+      return invalid(fmt::format("entry '{}': '{}' is not a node id", entry, digits));
+    }
+    if (id < 1 || id > INT32_MAX) return invalid(fmt::format("entry '{}': node ids are 1 to {}", entry, INT32_MAX));
+    Result<Address> address = parse_address(entry.substr(at + 1));
+    if (!address.ok()) return invalid(fmt::format("entry '{}': {}", entry, address.status().message()));
+    if (address->port == 0) return invalid(fmt::format("entry '{}': the raft port must not be 0", entry));
+    if (!voters.emplace(static_cast<int32_t>(id), *address).second) {
+      return invalid(fmt::format("node id {} is given twice", id));
+    }
+  }
+  if (voters.empty()) return invalid("no voters: expected id@host:port,...");
+  return voters;
 }
 
 Result<ServerSettings> take_server_settings(std::map<std::string, std::string>& settings) {

@@ -10,6 +10,8 @@
 
 #include "core/base/mutations.h"
 #include "core/base/result.h"
+#include "core/env/clock.h"
+#include "core/env/network.h"
 #include "core/group/types.h"
 #include "core/storage/broker_storage_config.h"
 
@@ -30,6 +32,13 @@ struct BrokerConfig {
   // offsets.topic.segment.bytes
   group::CoordinatorConfig group;
   storage::BrokerStorageConfig storage;
+  // Cluster mode (issue 22): controller.quorum.voters, Kafka's "id@host:port,..." (`sluice serve --peers`), every
+  // voter of the metadata group with its raft transport address, this node's included. Set together with node.id;
+  // empty: a single node, exactly as before.
+  std::map<int32_t, Address> controller_quorum_voters;
+  // The raft host's tick in cluster mode (elections take 10-20 ticks); not a Kafka setting: tests shorten it.
+  Duration raft_tick = std::chrono::milliseconds(100);
+  bool cluster_mode() const { return !controller_quorum_voters.empty(); }
   // sluice.mutations: known bugs planted for the simulator's checkers (core/base/mutations.h). Broker::open copies
   // them into `storage` and `group`; `sluice serve` refuses to start with any.
   MutationSet mutations;
@@ -37,7 +46,8 @@ struct BrokerConfig {
 
   // Parses Kafka-named settings (a properties file's key → value); storage keys go to BrokerStorageConfig.
   // Unknown keys fail with INVALID_CONFIG naming them (and the closest known key, or the broker synonym of a topic
-  // key); so do bad values, and node.id and broker.id set to different ids.
+  // key); so do bad values, and node.id and broker.id set to different ids. controller.quorum.voters needs node.id,
+  // and node.id must be one of them (ids >= 1, each once, host:port addresses).
   static Result<BrokerConfig> from_map(const std::map<std::string, std::string>& settings);
   static bool is_broker_key(std::string_view name);
 };
@@ -55,5 +65,9 @@ struct ServerSettings {
 // second listener); an empty listener host (PLAINTEXT://:9092) binds every interface, as 0.0.0.0; an empty
 // advertised host is refused; log.dirs names one directory. Errors carry INVALID_CONFIG and name the key.
 Result<ServerSettings> take_server_settings(std::map<std::string, std::string>& settings);
+
+// Parses controller.quorum.voters ("1@127.0.0.1:9192,2@127.0.0.1:9193"): INVALID_CONFIG naming the entry for a
+// malformed one, an id below 1, an id given twice or an address without a port.
+Result<std::map<int32_t, Address>> parse_quorum_voters(std::string_view text);
 
 }  // namespace sluice::kafka

@@ -11,4 +11,9 @@ void note_trailing_bytes(RequestContext& ctx, size_t trailing) {
                     ctx.peer.to_string(), trailing);
 }
 
+Instant admin_deadline(const RequestContext& ctx, int32_t timeout_ms) {
+  const Duration timeout = timeout_ms > 0 ? Duration(std::chrono::milliseconds(timeout_ms)) : kAdminTimeout;
+  return ctx.env.clock.now() + timeout;
+}
+
 }  // namespace sluice::kafka

@@ -39,6 +39,11 @@ struct HandlerOutcome {
 
 using Handler = Result<HandlerOutcome> (*)(RequestContext& ctx, ByteView body);
 
+// When a cluster-mode admin request (CreateTopics, DeleteTopics, AlterConfigs) gives up waiting for the cluster
+// metadata: its timeout_ms from now, or kAdminTimeout when it gives none (0 or less).
+inline constexpr Duration kAdminTimeout = std::chrono::seconds(30);
+Instant admin_deadline(const RequestContext& ctx, int32_t timeout_ms);
+
 // Bytes found after a request's body: counted (Broker::requests_with_trailing_bytes) and logged at debug level.
 void note_trailing_bytes(RequestContext& ctx, size_t trailing);
 

@@ -1,16 +1,22 @@
 #include "core/kafka/producer_ids.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <string_view>
 
-#include <fmt/format.h>
-
+#include "core/base/assert.h"
 #include "core/storage/log_format.h"
 
 namespace sluice::kafka {
 
 ProducerIdManager::ProducerIdManager(Env env, std::string data_dir)
     : env_(env), data_dir_(std::move(data_dir)), ids_mutex_(env.scheduler) {}
+
+ProducerIdManager::ProducerIdManager(Env env, BlockSource source)
+    : env_(env), source_(std::move(source)), ids_mutex_(env.scheduler), ids_loaded_(true) {
+  SLUICE_ASSERT(source_ != nullptr);
+}
 
 Status ProducerIdManager::load_id_block() {
   const std::string path = join_path(data_dir_, kProducerIdBlockFile);
@@ -37,6 +43,13 @@ Result<int64_t> ProducerIdManager::allocate_producer_id() {
   if (!ids_loaded_) {
     SLUICE_TRY(load_id_block());
     ids_loaded_ = true;
+  }
+  if (next_id_ >= block_end_ && source_ != nullptr) {
+    SLUICE_ASSIGN_OR_RETURN(auto block, source_());
+    SLUICE_ASSERT(block.first >= block_end_);  // blocks only move forward
+    SLUICE_ASSERT(block.second > block.first);
+    next_id_ = block.first;
+    block_end_ = block.second;
   }
   if (next_id_ >= block_end_) {
     const int64_t end = next_id_ + kProducerIdBlockSize;

@@ -11,7 +11,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 
 #include "core/base/result.h"
 #include "core/env/env.h"
@@ -25,6 +27,10 @@ inline constexpr const char* kProducerIdBlockFile = "producer-id-block";
 class ProducerIdManager {
  public:
   ProducerIdManager(Env env, std::string data_dir);
+  // Cluster mode: each block, [first, end), comes from `source` (the metadata's AllocateProducerIds) instead of
+  // the data directory's file.
+  using BlockSource = std::function<Result<std::pair<int64_t, int64_t>>()>;
+  ProducerIdManager(Env env, BlockSource source);
   ProducerIdManager(const ProducerIdManager&) = delete;
   ProducerIdManager& operator=(const ProducerIdManager&) = delete;
 
@@ -36,6 +42,7 @@ class ProducerIdManager {
 
   Env env_;
   std::string data_dir_;
+  BlockSource source_;  // null: the file in data_dir_
   Mutex ids_mutex_;
   bool ids_loaded_ = false;
   int64_t next_id_ = 0;

@@ -28,6 +28,7 @@ Status TopicTable::load() {
   std::map<std::string, std::vector<int32_t>> partitions;
   for (const storage::TopicPartition& tp : partitions_.partitions()) partitions[tp.topic].push_back(tp.partition);
   for (auto& [name, numbers] : partitions) {
+    if (config_.cluster_mode() && !config_.storage.local_topics.contains(name)) continue;
     for (size_t i = 0; i < numbers.size(); ++i) {
       if (numbers[i] != static_cast<int32_t>(i)) {
         return corruption(fmt::format("topic {}: partition {} is missing from the data directory", name, i));
@@ -108,6 +109,19 @@ Status TopicTable::remove(const std::string& name) {
   for (int32_t p = 0; p < partitions; ++p) SLUICE_TRY(partitions_.remove({name, p}));
   env_.log.info("deleted topic {}", name);
   return Status();
+}
+
+void TopicTable::adopt(TopicInfo info) {
+  SLUICE_ASSERT(config_.cluster_mode());
+  SLUICE_ASSERT(info.partitions >= 1);
+  SLUICE_ASSERT(!info.id.is_zero());
+  const std::string name = info.name;
+  topics_.insert_or_assign(name, std::move(info));
+}
+
+void TopicTable::forget(const std::string& name) {
+  SLUICE_ASSERT(config_.cluster_mode());
+  topics_.erase(name);
 }
 
 Status TopicTable::alter_config(const std::string& name, const storage::TopicConfig& config) {

@@ -33,7 +33,8 @@ class TopicTable {
   TopicTable(Env env, cluster::PartitionManager& partitions, const BrokerConfig& config);
 
   // Builds the table from the partitions the data directory held. A topic whose partitions are not 0..n-1 is
-  // reported (kCorruption): the data directory lost a partition.
+  // reported (kCorruption): the data directory lost a partition. In cluster mode only the topics kept local
+  // (BrokerStorageConfig::local_topics): the others come from the cluster metadata (adopt).
   Status load();
 
   const TopicInfo* find(const std::string& name) const;
@@ -56,6 +57,11 @@ class TopicTable {
   // changes; UNKNOWN_TOPIC_OR_PARTITION when absent.
   using ConfigChange = std::function<Result<storage::TopicConfig>(const storage::TopicConfig& current)>;
   Status update_config(const std::string& name, const ConfigChange& change);
+
+  // Cluster mode (kafka::ClusterTopics, the partition reconciler): the metadata image says what exists, on every
+  // node, whether or not this node holds a partition of it. Never suspends.
+  void adopt(TopicInfo info);
+  void forget(const std::string& name);
 
  private:
   protocol::Uuid new_id();

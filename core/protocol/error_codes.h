@@ -17,6 +17,7 @@ namespace sluice {
   X(kCorruptMessage, 2, true, "The message failed its CRC check, exceeded the valid size, or is otherwise corrupt") \
   X(kUnknownTopicOrPartition, 3, true, "This server does not host this topic-partition")                         \
   X(kInvalidFetchSize, 4, false, "The requested fetch size is invalid")                                          \
+  X(kLeaderNotAvailable, 5, true, "There is no leader for this topic-partition: an election is under way")       \
   X(kNotLeaderOrFollower, 6, true, "This server is not the leader for that topic-partition")                     \
   X(kRequestTimedOut, 7, true, "The request timed out")                                                          \
   X(kMessageTooLarge, 10, false, "The request included a message larger than the max message size")              \

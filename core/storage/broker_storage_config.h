@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -49,6 +50,9 @@ struct BrokerStorageConfig {
   // watermark is the group's commit index, set from outside, and the raft host, not the log, decides when it syncs
   // (a `persisted` topic's group counts only synced entries). Not a Kafka setting: the node sets it.
   bool replicated_logs = false;
+  // With replicated_logs: topics whose logs stay local to this node all the same (their high watermark follows the
+  // log end, as on one node). The broker lists __consumer_offsets until consumer groups are replicated.
+  std::set<std::string> local_topics;
 
   // Parses the storage keys of a broker's key → string settings. Keys this does not know are left to the broker
   // (is_storage_key tells them apart). Invalid values give INVALID_CONFIG naming the key and what it accepts.

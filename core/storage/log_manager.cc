@@ -102,16 +102,16 @@ Status LogManager::load_partition(const std::string& name) {
     SLUICE_ASSIGN_OR_RETURN(std::string text, read_small_file(env_.fs, metadata_path));
     topic_id = decode_topic_id(text);
   }
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<PartitionLog> log, PartitionLog::open(env_, dir, settings_for(config)));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<PartitionLog> log, PartitionLog::open(env_, dir, settings_for(*tp, config)));
   report_recovery(*tp, *log);
   entries_.emplace(*tp, Entry{std::move(config), std::move(log), std::move(topic_id)});
   return Status();
 }
 
-LogSettings LogManager::settings_for(const TopicConfig& config) const {
+LogSettings LogManager::settings_for(const TopicPartition& tp, const TopicConfig& config) const {
   LogSettings settings = log_settings_for(config);
   settings.mutations = config_.mutations;
-  if (config_.replicated_logs) {
+  if (config_.replicated_logs && !config_.local_topics.contains(tp.topic)) {
     settings.high_watermark_follows_log_end = false;
     settings.persisted = false;
   }
@@ -170,7 +170,7 @@ Result<PartitionLog*> LogManager::create_partition(const TopicPartition& tp, con
     const std::string path = join_path(dir, kMetadataFile);
     SLUICE_TRY(write_file_atomically(env_.fs, path, path + ".tmp", as_bytes(encode_partition_metadata(topic_id))));
   }
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<PartitionLog> log, PartitionLog::open(env_, dir, settings_for(config)));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<PartitionLog> log, PartitionLog::open(env_, dir, settings_for(tp, config)));
   PartitionLog* raw = log.get();
   entries_.emplace(tp, Entry{config, std::move(log), topic_id});
   LogEffect created;
@@ -243,7 +243,7 @@ Status LogManager::alter_config(const TopicPartition& tp, const TopicConfig& con
   if (it == entries_.end()) return kafka_error(ErrorCode::kUnknownTopicOrPartition, tp.to_string());
   SLUICE_TRY(write_config(tp, config));
   it->second.config = config;
-  it->second.log->update_settings(settings_for(config));
+  it->second.log->update_settings(settings_for(tp, config));
   return Status();
 }
 

@@ -113,7 +113,8 @@ class LogManager {
  private:
   LogManager(Env env, std::string data_dir, BrokerStorageConfig config, EffectSink* effects);
   Status load_partition(const std::string& name);
-  LogSettings settings_for(const TopicConfig& config) const;  // the topic's, with the planted mutations
+  // The topic's, with the planted mutations; a replicated log's high watermark and syncs are its raft group's.
+  LogSettings settings_for(const TopicPartition& tp, const TopicConfig& config) const;
   int64_t wall_ms() const;
   void report(const LogEffect& effect) const;
   void report_recovery(const TopicPartition& tp, const PartitionLog& log) const;

@@ -13,6 +13,7 @@
 #include "core/cluster/metadata/placement.h"
 #include "core/cluster/metadata/topic_identity.h"
 #include "net/real_env.h"
+#include "tests/net/free_ports.h"
 #include "tests/net/temp_dir.h"
 
 namespace sluice::cluster {
@@ -22,20 +23,7 @@ using namespace std::chrono_literals;
 
 constexpr raft::NodeId kNodes = 3;
 
-// Loopback ports that were free a moment ago (the kernel picks them).
-std::vector<uint16_t> free_ports(Env& env, size_t count) {
-  std::vector<std::unique_ptr<Listener>> held;
-  std::vector<uint16_t> ports;
-  for (size_t i = 0; i < count; ++i) {
-    auto listener = env.net.listen(Address{"127.0.0.1", 0});
-    EXPECT_TRUE(listener.ok());
-    if (!listener.ok()) return ports;
-    ports.push_back((*listener)->address().port);
-    held.push_back(std::move(*listener));
-  }
-  for (auto& l : held) l->close();
-  return ports;
-}
+using net_test::free_ports;
 
 TEST(ClusterNodeLoopback, ThreeNodesOnSocketsAndFilesRegisterAndApplyTheSameTopic) {
   net_test::TempDir dir;

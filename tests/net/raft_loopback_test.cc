@@ -10,6 +10,7 @@
 #include "core/raft/host.h"
 #include "core/raft/transport.h"
 #include "net/real_env.h"
+#include "tests/net/free_ports.h"
 #include "tests/net/temp_dir.h"
 
 namespace sluice::raft {
@@ -20,20 +21,7 @@ using namespace std::chrono_literals;
 constexpr size_t kNodes = 3;
 constexpr GroupId kGroups = 2;
 
-// Loopback ports that were free a moment ago (the kernel picks them).
-std::vector<uint16_t> free_ports(Env& env, size_t count) {
-  std::vector<std::unique_ptr<Listener>> held;
-  std::vector<uint16_t> ports;
-  for (size_t i = 0; i < count; ++i) {
-    auto listener = env.net.listen(Address{"127.0.0.1", 0});
-    EXPECT_TRUE(listener.ok());
-    if (!listener.ok()) return ports;
-    ports.push_back((*listener)->address().port);
-    held.push_back(std::move(*listener));
-  }
-  for (auto& l : held) l->close();
-  return ports;
-}
+using net_test::free_ports;
 
 struct LoopbackNode {
   std::vector<std::unique_ptr<FileGroupStorage>> storage;

@@ -187,6 +187,34 @@ TEST(ServeTest, FlagsWinOverSetWhichWinsOverTheConfigFile) {
   EXPECT_EQ(from_flags->broker.num_partitions, 2);  // the file's, no longer overridden
 }
 
+// --node-id and --peers are node.id and controller.quorum.voters, winning over the file and --set; a bad value is
+// refused at start-up with the setting's name.
+TEST(ServeTest, NodeIdAndPeersFlagsMakeAClusterNode) {
+  ServeFlags flags;
+  flags.settings = {"broker.id=9", "controller.quorum.voters=9@127.0.0.1:1"};
+  flags.node_id = 2;
+  flags.peers = "1@127.0.0.1:9192,2@127.0.0.1:9193,3@127.0.0.1:9194";
+  Result<ServeOptions> options = resolve_serve_options(flags);
+  ASSERT_TRUE(options.ok()) << options.status().to_string();
+  EXPECT_TRUE(options->broker.cluster_mode());
+  EXPECT_EQ(options->broker.node_id, 2);
+  EXPECT_EQ(options->broker.controller_quorum_voters.size(), 3u);
+  EXPECT_EQ(options->broker.controller_quorum_voters.at(2), (Address{"127.0.0.1", 9193}));
+  EXPECT_EQ(options->settings.at("controller.quorum.voters"), *flags.peers);
+
+  flags.node_id = 4;
+  Result<ServeOptions> outside = resolve_serve_options(flags);
+  ASSERT_FALSE(outside.ok());
+  EXPECT_NE(outside.status().message().find("node.id 4 is not one of the voters"), std::string::npos)
+      << outside.status().to_string();
+  flags.node_id = 1;
+  flags.peers = "1@127.0.0.1:9192,1@127.0.0.1:9193";
+  Result<ServeOptions> duplicate = resolve_serve_options(flags);
+  ASSERT_FALSE(duplicate.ok());
+  EXPECT_NE(duplicate.status().message().find("node id 1 is given twice"), std::string::npos)
+      << duplicate.status().to_string();
+}
+
 TEST(ServeTest, NoFlagsIsTheEmbeddedSingleNodeDefault) {
   Result<ServeOptions> options = resolve_serve_options(ServeFlags{});
   ASSERT_TRUE(options.ok()) << options.status().to_string();

@@ -7,6 +7,9 @@
 // create-only durability keys). Broker resources accept an empty change list and refuse any change with
 // INVALID_REQUEST, as Kafka does for a setting that cannot change while running: every Sluice broker setting is
 // read at startup only.
+// Cluster mode: a topic change is proposed to the cluster metadata as AlterTopicConfig, carrying only the keys whose
+// override it sets or deletes (computed from this node's view, so two concurrent changes of different keys both
+// hold; of the same key, the later applied wins). The answer waits until this node follows it.
 #include <fmt/format.h>
 
 #include <map>
@@ -49,6 +52,18 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
+Status alter_in_cluster(RequestContext& ctx, const std::string& name, const TopicTable::ConfigChange& change) {
+  const TopicInfo* info = ctx.broker.topics().find(name);
+  if (info == nullptr) {
+    return kafka_error(ErrorCode::kUnknownTopicOrPartition, fmt::format("topic '{}' does not exist", name));
+  }
+  const std::string topic = info->name;  // `info` may go while the proposal waits
+  const protocol::Uuid id = info->id;
+  const std::map<std::string, std::string> current = info->config.overrides();
+  SLUICE_ASSIGN_OR_RETURN(storage::TopicConfig next, change(info->config));
+  return ctx.broker.cluster()->alter_topic_config(topic, id, current, next.overrides(), admin_deadline(ctx, 0));
+}
+
 Status alter_topic(RequestContext& ctx, const AlterResource& resource, AlterMode mode, bool validate_only) {
   if (resource.name.empty()) return kafka_error(ErrorCode::kInvalidRequest, "Default topic resources are not allowed.");
   SLUICE_TRY(validate_topic_name(resource.name));
@@ -56,6 +71,7 @@ Status alter_topic(RequestContext& ctx, const AlterResource& resource, AlterMode
   auto change = [&](const storage::TopicConfig& current) {
     return storage::TopicConfig::alter(current, resource.changes, mode);
   };
+  if (ctx.broker.cluster() != nullptr && !validate_only) return alter_in_cluster(ctx, resource.name, change);
   if (!validate_only) return topics.update_config(resource.name, change);
   const TopicInfo* info = topics.find(resource.name);
   if (info == nullptr) {

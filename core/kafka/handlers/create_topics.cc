@@ -6,6 +6,10 @@
 // creates nothing. From v5 a success carries the partition count, replication factor and every resulting config.
 // v0 has no validate_only and no error message; v0-3 clients must name a partition count and replication factor
 // (KIP-464 is a client-side rule: Kafka's controller takes -1 as the default at every version, and so does this).
+// Cluster mode: the replication factor may be up to the registered brokers (Kafka's placement,
+// cluster/metadata/placement.h; a manual assignment may name any registered broker), and the topic is created by
+// proposing CreateTopic to the cluster metadata: the answer is the record's outcome, given once this node's topic
+// table has the topic (an immediately following Metadata or Produce here finds it).
 #include "core/protocol/messages/create_topics.h"
 
 #include <fmt/format.h>
@@ -14,6 +18,7 @@
 #include <map>
 #include <set>
 
+#include "core/cluster/metadata/placement.h"
 #include "core/kafka/broker.h"
 #include "core/kafka/handlers/handlers.h"
 #include "core/kafka/topic_names.h"
@@ -34,7 +39,17 @@ struct Plan {
   int32_t partitions = 0;
   int16_t replication_factor = 1;
   storage::TopicConfig config;
+  // Cluster mode: each partition's replicas (a manual assignment's, else empty: placed when proposed).
+  std::vector<std::vector<int32_t>> assignment;
 };
+
+// Which brokers a manual assignment may name: this node alone, or every registered one in cluster mode.
+bool assignable(const Broker& broker, int32_t node) {
+  if (const ClusterTopics* cluster = broker.cluster()) {
+    return cluster->image().broker(node) != nullptr;
+  }
+  return node == broker.config().node_id;
+}
 
 // Kafka's Topic.unifyCollisionChars: "a.b" and "a_b" would share metric names, so only one may exist.
 std::string unify_collision_chars(std::string_view name) {
@@ -75,8 +90,9 @@ Result<storage::TopicConfig> topic_config(const BrokerConfig& broker, const Crea
   return storage::TopicConfig::from_overrides(overrides, broker.storage.topic_defaults);
 }
 
-// A manual assignment: each partition's replica list must be exactly this node, the partitions 0..n-1.
-Result<int32_t> assigned_partitions(const CreateTopicsRequest::Topic& topic, int32_t node_id) {
+// A manual assignment: each partition's replicas registered brokers (on one node: this node), each once, the
+// partitions 0..n-1. Fills plan.partitions, and in cluster mode the assignment and replication factor.
+Status assigned_partitions(const Broker& broker, const CreateTopicsRequest::Topic& topic, Plan& plan) {
   if (topic.replication_factor != -1) {
     return kafka_error(ErrorCode::kInvalidRequest,
                        "A manual partition assignment was specified, but replication factor was not set to -1.");
@@ -94,26 +110,36 @@ Result<int32_t> assigned_partitions(const CreateTopicsRequest::Topic& topic, int
     if (assignment.broker_ids.empty()) {
       return invalid_assignment("The manual partition assignment includes an empty replica list.");
     }
-    for (int32_t broker : assignment.broker_ids) {
-      if (broker != node_id) {
-        return invalid_assignment(fmt::format(
-            "The manual partition assignment includes broker {}, but no such broker is registered.", broker));
+    std::set<int32_t> replicas;
+    for (int32_t node : assignment.broker_ids) {
+      if (!assignable(broker, node)) {
+        return invalid_assignment(
+            fmt::format("The manual partition assignment includes broker {}, but no such broker is registered.", node));
       }
-    }
-    if (assignment.broker_ids.size() > 1) {
-      return invalid_assignment(
-          fmt::format("The manual partition assignment includes the broker {} more than once.", node_id));
+      if (!replicas.insert(node).second) {
+        return invalid_assignment(
+            fmt::format("The manual partition assignment includes the broker {} more than once.", node));
+      }
     }
   }
   const auto count = static_cast<int32_t>(seen.size());
   if (*seen.begin() != 0 || *seen.rbegin() != count - 1) {
     return invalid_assignment("partitions should be a consecutive 0-based integer sequence");
   }
-  return count;
+  plan.partitions = count;
+  if (broker.cluster() != nullptr) {
+    plan.assignment.resize(static_cast<size_t>(count));
+    for (const CreateTopicsRequest::Assignment& assignment : topic.assignments) {
+      plan.assignment[static_cast<size_t>(assignment.partition_index)] = assignment.broker_ids;
+    }
+    plan.replication_factor = static_cast<int16_t>(plan.assignment.front().size());
+  }
+  return Status();
 }
 
-Result<int32_t> partition_count(const CreateTopicsRequest::Topic& topic, const BrokerConfig& broker) {
-  if (!topic.assignments.empty()) return assigned_partitions(topic, broker.node_id);
+Status partition_count(const Broker& node, const CreateTopicsRequest::Topic& topic, Plan& plan) {
+  const BrokerConfig& broker = node.config();
+  if (!topic.assignments.empty()) return assigned_partitions(node, topic, plan);
   if (topic.replication_factor < -1 || topic.replication_factor == 0) {
     return kafka_error(ErrorCode::kInvalidReplicationFactor,
                        "Replication factor must be larger than 0, or -1 to use the default value.");
@@ -123,13 +149,18 @@ Result<int32_t> partition_count(const CreateTopicsRequest::Topic& topic, const B
   }
   const int16_t replicas =
       topic.replication_factor == -1 ? broker.default_replication_factor : topic.replication_factor;
+  plan.partitions = topic.num_partitions == -1 ? broker.num_partitions : topic.num_partitions;
+  if (broker.cluster_mode()) {
+    plan.replication_factor = replicas;  // checked against the registered brokers when placed
+    return Status();
+  }
   if (replicas > 1) {
     return kafka_error(ErrorCode::kInvalidReplicationFactor,
                        fmt::format("Unable to replicate the partition {} time(s): The target replication factor of {} "
                                    "cannot be reached because only 1 broker(s) are registered.",
                                    replicas, replicas));
   }
-  return topic.num_partitions == -1 ? broker.num_partitions : topic.num_partitions;
+  return Status();
 }
 
 Result<Plan> check_topic(RequestContext& ctx, const CreateTopicsRequest::Topic& topic) {
@@ -137,8 +168,21 @@ Result<Plan> check_topic(RequestContext& ctx, const CreateTopicsRequest::Topic& 
   SLUICE_TRY(check_name(ctx.broker.topics(), topic.name));
   Plan plan;
   SLUICE_ASSIGN_OR_RETURN(plan.config, topic_config(broker, topic));
-  SLUICE_ASSIGN_OR_RETURN(plan.partitions, partition_count(topic, broker));
+  SLUICE_TRY(partition_count(ctx.broker, topic, plan));
   return plan;
+}
+
+// Cluster mode: the CreateTopic record (placed by Kafka's rule unless the request assigned the replicas).
+Result<cluster::metadata::CreateTopic> topic_record(ClusterTopics& cluster, const std::string& name, const Plan& plan) {
+  if (plan.assignment.empty()) {
+    return cluster.plan_topic(name, plan.partitions, plan.replication_factor, plan.config.overrides());
+  }
+  cluster::metadata::CreateTopic record;
+  record.name = name;
+  record.topic_id = cluster.new_topic_id();
+  record.configs = plan.config.overrides();
+  record.partitions = cluster::metadata::numbered_partitions(plan.assignment, 0);
+  return record;
 }
 
 CreateTopicsResponse::Topic failed(const std::string& name, const Status& status) {
@@ -164,10 +208,22 @@ CreateTopicsResponse::Topic created(const std::string& name, const protocol::Uui
   return result;
 }
 
-CreateTopicsResponse::Topic create_one(RequestContext& ctx, const CreateTopicsRequest::Topic& topic,
-                                       bool validate_only) {
+CreateTopicsResponse::Topic create_in_cluster(ClusterTopics& cluster, const CreateTopicsRequest::Topic& topic,
+                                              const Plan& plan, bool validate_only, Instant deadline) {
+  Result<cluster::metadata::CreateTopic> record = topic_record(cluster, topic.name, plan);
+  if (!record.ok()) return failed(topic.name, record.status());
+  if (validate_only) return created(topic.name, protocol::Uuid::zero(), plan);
+  if (Status made = cluster.create_topic(*record, deadline); !made.ok()) return failed(topic.name, made);
+  return created(topic.name, record->topic_id, plan);
+}
+
+CreateTopicsResponse::Topic create_one(RequestContext& ctx, const CreateTopicsRequest::Topic& topic, bool validate_only,
+                                       Instant deadline) {
   Result<Plan> checked = check_topic(ctx, topic);
   if (!checked.ok()) return failed(topic.name, checked.status());
+  if (ClusterTopics* cluster = ctx.broker.cluster()) {
+    return create_in_cluster(*cluster, topic, *checked, validate_only, deadline);
+  }
   if (validate_only) return created(topic.name, protocol::Uuid::zero(), *checked);
   Result<const TopicInfo*> made = ctx.broker.topics().create(topic.name, checked->partitions, checked->config);
   if (!made.ok()) return failed(topic.name, made.status());
@@ -179,9 +235,10 @@ Result<CreateTopicsResponse> create_topics(RequestContext& ctx, const CreateTopi
   for (const CreateTopicsRequest::Topic& topic : request.topics) ++mentions[topic.name];
   CreateTopicsResponse response;
   std::set<std::string> answered_duplicates;
+  const Instant deadline = admin_deadline(ctx, request.timeout_ms);
   for (const CreateTopicsRequest::Topic& topic : request.topics) {
     if (mentions[topic.name] == 1) {
-      response.topics.push_back(create_one(ctx, topic, request.validate_only));
+      response.topics.push_back(create_one(ctx, topic, request.validate_only, deadline));
     } else if (answered_duplicates.insert(topic.name).second) {
       response.topics.push_back(failed(topic.name, kafka_error(ErrorCode::kInvalidRequest, "Duplicate topic name.")));
     }

@@ -3,6 +3,9 @@
 // topic is also named by id are INVALID_REQUEST; an unknown name is UNKNOWN_TOPIC_OR_PARTITION, an unknown id
 // UNKNOWN_TOPIC_ID. A deleted topic's partition directories go at once (TopicTable::remove), and its committed
 // offsets leave every consumer group (GroupCoordinator::remove_offsets_of_topic), as Kafka's onPartitionsDeleted.
+// Cluster mode: DeleteTopic is proposed to the cluster metadata (by name and id, so that a topic made again under the
+// name meanwhile is not the one deleted); the answer waits until this node removed its partitions, and every node
+// removes its own as it follows the metadata.
 #include "core/protocol/messages/delete_topics.h"
 
 #include <fmt/format.h>
@@ -37,30 +40,38 @@ DeleteTopicsResponse::Topic invalid(std::optional<std::string> name, const Uuid&
   return result(std::move(name), id, static_cast<int16_t>(ErrorCode::kInvalidRequest), std::move(message));
 }
 
-DeleteTopicsResponse::Topic remove(TopicTable& topics, const TopicInfo& info, bool named) {
+// Where a deletion happens and how long it may wait for the cluster.
+struct Deletion {
+  TopicTable& topics;
+  ClusterTopics* cluster;  // null on one node
+  Instant deadline;
+};
+
+DeleteTopicsResponse::Topic remove(const Deletion& deletion, const TopicInfo& info, bool named) {
   const std::string name = info.name;  // `info` goes with the topic
   const Uuid id = info.id;
-  const Status removed = topics.remove(name);
+  const Status removed = deletion.cluster != nullptr ? deletion.cluster->delete_topic(name, id, deletion.deadline)
+                                                     : deletion.topics.remove(name);
   if (removed.ok()) return result(name, id, 0, std::nullopt);
   return result(name, named ? Uuid::zero() : id, static_cast<int16_t>(to_error_code(removed)), removed.message());
 }
 
-DeleteTopicsResponse::Topic delete_by_name(TopicTable& topics, const std::string& name) {
-  const TopicInfo* info = topics.find(name);
+DeleteTopicsResponse::Topic delete_by_name(const Deletion& deletion, const std::string& name) {
+  const TopicInfo* info = deletion.topics.find(name);
   if (info == nullptr) {
     return result(name, Uuid::zero(), static_cast<int16_t>(ErrorCode::kUnknownTopicOrPartition),
                   fmt::format("topic '{}' does not exist", name));
   }
-  return remove(topics, *info, true);
+  return remove(deletion, *info, true);
 }
 
-DeleteTopicsResponse::Topic delete_by_id(TopicTable& topics, const Uuid& id) {
-  const TopicInfo* info = topics.find_by_id(id);
+DeleteTopicsResponse::Topic delete_by_id(const Deletion& deletion, const Uuid& id) {
+  const TopicInfo* info = deletion.topics.find_by_id(id);
   if (info == nullptr) {
     return result(std::nullopt, id, static_cast<int16_t>(ErrorCode::kUnknownTopicId),
                   fmt::format("no topic has id {}", id.to_string()));
   }
-  return remove(topics, *info, false);
+  return remove(deletion, *info, false);
 }
 
 std::vector<Target> targets(const DeleteTopicsRequest& request, int16_t version) {
@@ -96,7 +107,7 @@ struct Tally {
 };
 
 // The answer for one target; nullopt when it gets none (a repeated duplicate, an id whose name was given too).
-std::optional<DeleteTopicsResponse::Topic> delete_one(TopicTable& topics, const Tally& tally, const Target& t,
+std::optional<DeleteTopicsResponse::Topic> delete_one(const Deletion& deletion, const Tally& tally, const Target& t,
                                                       std::set<std::string>& duplicate_names,
                                                       std::set<Uuid>& duplicate_ids) {
   if (t.by_name()) {
@@ -108,7 +119,7 @@ std::optional<DeleteTopicsResponse::Topic> delete_one(TopicTable& topics, const 
     if (twice != tally.named_twice.end()) {
       return invalid(t.name, twice->second, "The provided topic name maps to an ID that was already supplied.");
     }
-    return delete_by_name(topics, *t.name);
+    return delete_by_name(deletion, *t.name);
   }
   if (t.by_id()) {
     if (tally.ids.at(t.id) > 1) {
@@ -116,7 +127,7 @@ std::optional<DeleteTopicsResponse::Topic> delete_one(TopicTable& topics, const 
       return invalid(std::nullopt, t.id, "Duplicate topic id.");
     }
     if (tally.ids_named_twice.contains(t.id)) return std::nullopt;
-    return delete_by_id(topics, t.id);
+    return delete_by_id(deletion, t.id);
   }
   if (t.name) return invalid(t.name, t.id, "You may not specify both topic name and topic id.");
   return invalid(std::nullopt, t.id, "Neither topic name nor id were specified.");
@@ -128,9 +139,10 @@ Result<DeleteTopicsResponse> delete_topics(RequestContext& ctx, const DeleteTopi
   const Tally tally(all, topics);
   std::set<std::string> duplicate_names;
   std::set<Uuid> duplicate_ids;
+  const Deletion deletion{topics, ctx.broker.cluster(), admin_deadline(ctx, request.timeout_ms)};
   DeleteTopicsResponse response;
   for (const Target& t : all) {
-    std::optional<DeleteTopicsResponse::Topic> answer = delete_one(topics, tally, t, duplicate_names, duplicate_ids);
+    std::optional<DeleteTopicsResponse::Topic> answer = delete_one(deletion, tally, t, duplicate_names, duplicate_ids);
     if (!answer) continue;
     if (answer->error_code == 0 && answer->name) ctx.broker.groups().remove_offsets_of_topic(*answer->name);
     response.responses.push_back(std::move(*answer));

@@ -147,7 +147,7 @@ FetchResponse::Partition FetchRound::failed(const FetchRequest::Partition& reque
 FetchResponse::Partition FetchRound::read_partition(const std::string& topic,
                                                     const FetchRequest::Partition& request) {
   std::shared_ptr<cluster::Partition> partition = ctx_.broker.partitions().find({topic, request.partition});
-  if (partition == nullptr) return failed(request, ErrorCode::kUnknownTopicOrPartition);
+  if (partition == nullptr) return failed(request, ctx_.broker.partition_not_here({topic, request.partition}));
   if (partition->config().compression_type == storage::Compression::kZstd && ctx_.version() < kFirstZstdVersion) {
     return failed(request, ErrorCode::kUnsupportedCompressionType);
   }

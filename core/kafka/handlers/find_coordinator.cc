@@ -2,6 +2,9 @@
 // There is no transaction coordinator (Sluice has no transactions) and no share coordinator: transaction keys, and
 // from v6 share keys, get COORDINATOR_NOT_AVAILABLE (Kafka 3.9 has no share coordinator either); an unknown key
 // type, or a share key before v6, INVALID_REQUEST, as Kafka answers.
+// Cluster mode: one node coordinates every group, the lowest registered node id (its __consumer_offsets is local to
+// it; the other nodes answer group requests NOT_COORDINATOR), until groups are replicated (core/kafka/README.md).
+// Before any node is registered: COORDINATOR_NOT_AVAILABLE.
 #include <fmt/format.h>
 
 #include "core/kafka/broker.h"
@@ -15,14 +18,34 @@ namespace {
 using protocol::FindCoordinatorRequest;
 using protocol::FindCoordinatorResponse;
 
-FindCoordinatorResponse::Coordinator coordinator_for(const BrokerConfig& config, const std::string& key,
-                                                     int8_t key_type, int16_t version) {
-  FindCoordinatorResponse::Coordinator answer;
-  answer.key = key;
-  if (key_type == protocol::kCoordinatorGroup) {
+// The group coordinator: this node, or in cluster mode the lowest registered node.
+void group_coordinator(Broker& broker, FindCoordinatorResponse::Coordinator& answer) {
+  const BrokerConfig& config = broker.config();
+  if (broker.cluster() == nullptr) {
     answer.node_id = config.node_id;
     answer.host = config.advertised_host;
     answer.port = config.advertised_port;
+    return;
+  }
+  const int32_t coordinator = broker.cluster()->group_coordinator();
+  const cluster::metadata::BrokerRegistration* registration =
+      coordinator < 0 ? nullptr : broker.cluster()->image().broker(coordinator);
+  if (registration == nullptr) {
+    answer.error_code = static_cast<int16_t>(ErrorCode::kCoordinatorNotAvailable);
+    answer.error_message = "no broker is registered in the cluster yet";
+    return;
+  }
+  answer.node_id = registration->node_id;
+  answer.host = registration->host;
+  answer.port = registration->port;
+}
+
+FindCoordinatorResponse::Coordinator coordinator_for(Broker& broker, const std::string& key, int8_t key_type,
+                                                     int16_t version) {
+  FindCoordinatorResponse::Coordinator answer;
+  answer.key = key;
+  if (key_type == protocol::kCoordinatorGroup) {
+    group_coordinator(broker, answer);
     return answer;
   }
   const bool transaction = key_type == protocol::kCoordinatorTransaction;
@@ -36,16 +59,15 @@ FindCoordinatorResponse::Coordinator coordinator_for(const BrokerConfig& config,
 }
 
 Result<FindCoordinatorResponse> find_coordinator(RequestContext& ctx, const FindCoordinatorRequest& request) {
-  const BrokerConfig& config = ctx.broker.config();
   FindCoordinatorResponse response;
   if (ctx.version() >= 4) {
     for (const std::string& key : request.coordinator_keys) {
-      response.coordinators.push_back(coordinator_for(config, key, request.key_type, ctx.version()));
+      response.coordinators.push_back(coordinator_for(ctx.broker, key, request.key_type, ctx.version()));
     }
     return response;
   }
   const FindCoordinatorResponse::Coordinator one =
-      coordinator_for(config, request.key, request.key_type, ctx.version());
+      coordinator_for(ctx.broker, request.key, request.key_type, ctx.version());
   response.error_code = one.error_code;
   response.error_message = one.error_message;
   response.node_id = one.node_id;

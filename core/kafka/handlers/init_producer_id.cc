@@ -4,6 +4,7 @@
 // TRANSACTION_ABORTABLE), which this handler never answers. Transactions
 // are not supported, so a transactional id is answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53), Kafka's answer
 // when the id is not authorized; clients treat it as fatal instead of retrying a coordinator lookup forever.
+// Cluster mode: ids come from blocks the node allocates through the cluster metadata (kafka::ClusterTopics).
 #include "core/kafka/broker.h"
 #include "core/kafka/handlers/handlers.h"
 #include "core/protocol/error_codes.h"
@@ -32,7 +33,10 @@ Result<InitProducerIdResponse> init_producer_id(RequestContext& ctx, const InitP
   Result<int64_t> id = ctx.broker.producer_ids().allocate_producer_id();
   if (!id.ok()) {
     ctx.env.log.warn("could not allocate a producer id: {}", id.status().to_string());
-    return refused(ErrorCode::kUnknownServerError);
+    // In cluster mode a block comes from the metadata, which may be electing or not yet replayed: Kafka's
+    // RPCProducerIdManager answers COORDINATOR_LOAD_IN_PROGRESS then, and the producer retries.
+    return refused(ctx.broker.cluster() != nullptr ? ErrorCode::kCoordinatorLoadInProgress
+                                                   : ErrorCode::kUnknownServerError);
   }
   InitProducerIdResponse response;
   response.producer_id = *id;

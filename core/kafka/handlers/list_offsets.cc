@@ -59,7 +59,9 @@ ListOffsetsResponse::Partition lookup(RequestContext& ctx, const ListOffsetsRequ
     return failed(wanted.partition_index, wire_code(ErrorCode::kUnsupportedVersion));
   }
   std::shared_ptr<cluster::Partition> partition = ctx.broker.partitions().find({topic, wanted.partition_index});
-  if (partition == nullptr) return failed(wanted.partition_index, wire_code(ErrorCode::kUnknownTopicOrPartition));
+  if (partition == nullptr) {
+    return failed(wanted.partition_index, wire_code(ctx.broker.partition_not_here({topic, wanted.partition_index})));
+  }
   Result<std::optional<cluster::TimestampAndOffset>> found =
       partition->offset_for_timestamp(timestamp, visible_to(request), wanted.current_leader_epoch);
   if (!found.ok()) return failed(wanted.partition_index, wire_code(to_error_code(found.status())));
@@ -77,7 +79,9 @@ ListOffsetsResponse::Partition legacy_lookup(RequestContext& ctx, const ListOffs
     return failed(wanted.partition_index, wire_code(ErrorCode::kUnsupportedVersion));
   }
   std::shared_ptr<cluster::Partition> partition = ctx.broker.partitions().find({topic, wanted.partition_index});
-  if (partition == nullptr) return failed(wanted.partition_index, wire_code(ErrorCode::kUnknownTopicOrPartition));
+  if (partition == nullptr) {
+    return failed(wanted.partition_index, wire_code(ctx.broker.partition_not_here({topic, wanted.partition_index})));
+  }
   // Kafka sizes an array by the count and fails on a negative one (an unexpected exception there).
   if (wanted.max_num_offsets < 0) return failed(wanted.partition_index, wire_code(ErrorCode::kUnknownServerError));
   ListOffsetsResponse::Partition out = failed(wanted.partition_index, 0);

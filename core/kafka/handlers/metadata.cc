@@ -8,6 +8,11 @@
 //   - v10+: topic ids; v10 and v11 may not ask by id (nor with a null name): INVALID_REQUEST for every topic named;
 //   - v12: a request naming any topic id is a lookup by id (its names are ignored); an unknown id is answered
 //     UNKNOWN_TOPIC_ID with a null name, and nothing is created.
+// Cluster mode: the brokers are the registered ones and the controller is the metadata group's leader (-1 while
+// none is known); every node answers for every topic of the cluster metadata. A partition's replicas are the
+// metadata's; its leader and epoch this node's replica's when it hosts one that knows a leader, else the last
+// RecordLeader (LEADER_NOT_AVAILABLE while there is none); its ISR the leader's view when this node leads it, else
+// the replicas. Auto-creation proposes CreateTopic (num.partitions, default.replication.factor).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -57,21 +62,81 @@ MetadataResponse::Partition describe_partition(const cluster::PartitionManager& 
   return out;
 }
 
-MetadataResponse::Topic describe(const TopicInfo& info, const cluster::PartitionManager& partitions) {
+// Cluster mode: a partition of a topic of the cluster metadata.
+MetadataResponse::Partition describe_placed(const cluster::PartitionManager& partitions, const std::string& topic,
+                                            const cluster::metadata::PartitionImage& placement, int32_t index) {
+  MetadataResponse::Partition out;
+  out.partition_index = index;
+  out.replica_nodes = placement.replicas;
+  out.isr_nodes = placement.replicas;
+  out.leader_id = placement.leader;
+  out.leader_epoch = placement.leader_epoch;
+  const std::shared_ptr<cluster::Partition> local = partitions.find({topic, index});
+  if (local != nullptr && local->replicated() && local->leader() >= 0) {
+    out.leader_id = local->leader();
+    out.leader_epoch = local->leader_epoch();
+    if (local->is_leader()) out.isr_nodes = local->in_sync_replicas();
+  }
+  if (out.leader_id < 0) out.error_code = wire_code(ErrorCode::kLeaderNotAvailable);
+  return out;
+}
+
+MetadataResponse::Topic describe(RequestContext& ctx, const TopicInfo& info) {
+  const cluster::PartitionManager& partitions = ctx.broker.partitions();
   MetadataResponse::Topic topic;
   topic.name = info.name;
   topic.topic_id = info.id;
   topic.is_internal = is_internal_topic(info.name);
+  const ClusterTopics* cluster = ctx.broker.cluster();
+  const cluster::metadata::TopicImage* placed = cluster != nullptr ? cluster->image().topic(info.name) : nullptr;
+  if (placed != nullptr && placed->id == info.id) {
+    // Equal unless partitions were added since the reconciler's last pass: answer what both know.
+    const int32_t count = std::min(placed->partition_count(), info.partitions);
+    for (int32_t p = 0; p < count; ++p) {
+      topic.partitions.push_back(describe_placed(partitions, info.name, placed->partitions[static_cast<size_t>(p)], p));
+    }
+    return topic;
+  }
+  // One node's topics, and in cluster mode the ones it keeps local (__consumer_offsets), or one the metadata just
+  // deleted or made again, which the reconciler has not followed yet.
   for (int32_t p = 0; p < info.partitions; ++p) {
+    if (cluster != nullptr && partitions.find({info.name, p}) == nullptr) {
+      MetadataResponse::Partition& missing = topic.partitions.emplace_back();
+      missing.partition_index = p;
+      missing.leader_id = -1;
+      missing.error_code = wire_code(ErrorCode::kLeaderNotAvailable);
+      continue;
+    }
     topic.partitions.push_back(describe_partition(partitions, info.name, p));
   }
   return topic;
 }
 
+// Metadata's auto-creation in cluster mode: CreateTopic with the broker defaults; the outcome, and the topic once
+// this node's table has it.
+Result<const TopicInfo*> create_in_cluster(RequestContext& ctx, ClusterTopics& cluster, const std::string& name) {
+  const BrokerConfig& config = ctx.broker.config();
+  if (!config.auto_create_topics_enable || is_internal_topic(name)) return nullptr;
+  SLUICE_TRY(validate_topic_name(name));
+  SLUICE_ASSIGN_OR_RETURN(cluster::metadata::CreateTopic record,
+                          cluster.plan_topic(name, config.num_partitions, config.default_replication_factor, {}));
+  const Status created = cluster.create_topic(record, admin_deadline(ctx, 0));
+  if (!created.ok() && to_error_code(created) != ErrorCode::kTopicAlreadyExists) return created;
+  return ctx.broker.topics().find(name);
+}
+
+Result<const TopicInfo*> find_or_create(RequestContext& ctx, const std::string& name) {
+  TopicTable& topics = ctx.broker.topics();
+  ClusterTopics* cluster = ctx.broker.cluster();
+  if (cluster == nullptr) return topics.find_or_create(name);
+  if (const TopicInfo* found = topics.find(name)) return found;
+  return create_in_cluster(ctx, *cluster, name);
+}
+
 MetadataResponse::Topic named_topic(RequestContext& ctx, const std::string& name, bool may_create) {
   TopicTable& topics = ctx.broker.topics();
-  Result<const TopicInfo*> found = may_create ? topics.find_or_create(name) : topics.find(name);
-  if (found.ok() && *found != nullptr) return describe(**found, ctx.broker.partitions());
+  Result<const TopicInfo*> found = may_create ? find_or_create(ctx, name) : topics.find(name);
+  if (found.ok() && *found != nullptr) return describe(ctx, **found);
   // Not created: Kafka still tells an invalid name (INVALID_TOPIC_EXCEPTION) from an unknown one.
   const Status status = found.ok() ? validate_topic_name(name) : found.status();
   MetadataResponse::Topic missing;
@@ -82,7 +147,7 @@ MetadataResponse::Topic named_topic(RequestContext& ctx, const std::string& name
 }
 
 MetadataResponse::Topic topic_by_id(RequestContext& ctx, const protocol::Uuid& id) {
-  if (const TopicInfo* info = ctx.broker.topics().find_by_id(id)) return describe(*info, ctx.broker.partitions());
+  if (const TopicInfo* info = ctx.broker.topics().find_by_id(id)) return describe(ctx, *info);
   MetadataResponse::Topic unknown;
   unknown.error_code = static_cast<int16_t>(ErrorCode::kUnknownTopicId);
   unknown.name = std::nullopt;
@@ -115,7 +180,7 @@ bool names_are_valid(const MetadataRequest& request, int16_t version) {
 std::vector<MetadataResponse::Topic> requested_topics(RequestContext& ctx, const MetadataRequest& request) {
   std::vector<MetadataResponse::Topic> out;
   if (request.all_topics(ctx.version())) {
-    for (const TopicInfo* info : ctx.broker.topics().all()) out.push_back(describe(*info, ctx.broker.partitions()));
+    for (const TopicInfo* info : ctx.broker.topics().all()) out.push_back(describe(ctx, *info));
   } else if (request.by_topic_id()) {
     for (const MetadataRequest::Topic& topic : *request.topics) {
       if (!topic.topic_id.is_zero()) out.push_back(topic_by_id(ctx, topic.topic_id));
@@ -135,10 +200,18 @@ Result<MetadataResponse> metadata(RequestContext& ctx, const MetadataRequest& re
   }
   const BrokerConfig& config = ctx.broker.config();
   MetadataResponse response;
-  response.brokers.push_back({config.node_id, config.advertised_host, config.advertised_port, std::nullopt});
   response.cluster_id = config.cluster_id;
-  response.controller_id = config.node_id;
-  response.topics = requested_topics(ctx, request);
+  response.topics = requested_topics(ctx, request);  // first: auto-creation may wait, and brokers may register
+  if (const ClusterTopics* cluster = ctx.broker.cluster()) {
+    const raft::NodeId leader = cluster->node().metadata_leader();
+    response.controller_id = leader == raft::kNoNode ? -1 : static_cast<int32_t>(leader);
+    for (const auto& [id, broker] : cluster->image().brokers()) {
+      response.brokers.push_back({broker.node_id, broker.host, broker.port, broker.rack});
+    }
+  } else {
+    response.brokers.push_back({config.node_id, config.advertised_host, config.advertised_port, std::nullopt});
+    response.controller_id = config.node_id;
+  }
   if (request.include_cluster_authorized_operations) response.cluster_authorized_operations = kClusterOperations;
   if (request.include_topic_authorized_operations) {
     for (MetadataResponse::Topic& topic : response.topics) {

@@ -25,7 +25,7 @@ OffsetForLeaderEpochResponse::Partition end_of_epoch(RequestContext& ctx, const 
   out.partition = wanted.partition;
   std::shared_ptr<cluster::Partition> partition = ctx.broker.partitions().find({topic, wanted.partition});
   if (partition == nullptr) {
-    out.error_code = static_cast<int16_t>(ErrorCode::kUnknownTopicOrPartition);
+    out.error_code = wire_code(ctx.broker.partition_not_here({topic, wanted.partition}));
     return out;
   }
   const Result<cluster::EpochEndOffset> end =

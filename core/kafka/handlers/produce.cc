@@ -106,6 +106,7 @@ struct UnacknowledgedAppend {
   size_t partition_slot;  // in that topic's partition_responses
   std::shared_ptr<cluster::Partition> partition;
   int64_t end_offset;
+  int32_t leader_epoch;  // the epoch the batch was appended in: a replicated acks=all waits for its commit
 };
 
 // Appends one partition's records through its Partition, after the request-level checks. A batch refused for some
@@ -116,7 +117,12 @@ Result<cluster::Appended> append_partition(RequestContext& ctx, const storage::T
   SLUICE_TRY(check_compression(records, ctx.version()));
   *partition = ctx.broker.partitions().find(tp);
   if (*partition == nullptr) {
-    return kafka_error(ErrorCode::kUnknownTopicOrPartition, fmt::format("no partition {}", tp.to_string()));
+    return kafka_error(ctx.broker.partition_not_here(tp), fmt::format("no partition {} on this node", tp.to_string()));
+  }
+  if (ctx.broker.cluster() != nullptr && !(*partition)->replicated()) {
+    // Loaded from disk and not yet in its raft group: only the group's leader may append.
+    return kafka_error(ErrorCode::kNotLeaderOrFollower,
+                       fmt::format("{} has not joined its raft group yet", tp.to_string()));
   }
   return (*partition)->append_records(records, acks, record_errors);
 }
@@ -140,7 +146,8 @@ PartitionResponse produce_partition(RequestContext& ctx, const std::string& topi
   }
   if (appended->awaits_acknowledgement) {
     SLUICE_ASSERT(partition != nullptr);
-    *unacknowledged = UnacknowledgedAppend{0, 0, std::move(partition), appended->end_offset()};
+    *unacknowledged =
+        UnacknowledgedAppend{0, 0, std::move(partition), appended->end_offset(), appended->leader_epoch};
   }
   PartitionResponse out;
   out.index = data.index;
@@ -249,7 +256,8 @@ Result<HandlerOutcome> handle_produce(RequestContext& ctx, ByteView body) {
   waiting.complete = [produced = std::move(produced), answer]() mutable -> Result<HandlerOutcome> {
     for (const UnacknowledgedAppend& pending : produced.unacknowledged) {
       const Status acknowledged =
-          pending.partition->wait_acknowledged(pending.end_offset, produced.acks, produced.deadline);
+          pending.partition->wait_acknowledged(pending.end_offset, produced.acks, produced.deadline,
+                                               pending.leader_epoch);
       if (acknowledged.ok()) continue;
       PartitionResponse& out =
           produced.response.responses[pending.topic_slot].partition_responses[pending.partition_slot];

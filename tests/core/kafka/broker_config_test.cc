@@ -189,5 +189,61 @@ TEST(ServerSettings, RefusesWhatSluiceDoesNotServe) {
             "Invalid value   for configuration log.dir: Sluice stores in exactly one directory");
 }
 
+// Cluster mode (issue 22): node.id with controller.quorum.voters, Kafka's id@host:port list of every voter.
+TEST(BrokerConfig, ClusterModeNeedsNodeIdAmongTheQuorumVoters) {
+  const std::string voters = "1@127.0.0.1:9192, 2@127.0.0.1:9193,3@[::1]:9194";
+  const BrokerConfig c = parse_ok({{"node.id", "2"}, {"controller.quorum.voters", voters}});
+  EXPECT_TRUE(c.cluster_mode());
+  EXPECT_EQ(c.node_id, 2);
+  ASSERT_EQ(c.controller_quorum_voters.size(), 3u);
+  EXPECT_EQ(c.controller_quorum_voters.at(1), (Address{"127.0.0.1", 9192}));
+  EXPECT_EQ(c.controller_quorum_voters.at(2), (Address{"127.0.0.1", 9193}));
+  EXPECT_EQ(c.controller_quorum_voters.at(3), (Address{"::1", 9194}));
+  EXPECT_EQ(parse_ok({{"broker.id", "3"}, {"controller.quorum.voters", voters}}).node_id, 3);
+  EXPECT_FALSE(parse_ok({{"node.id", "2"}}).cluster_mode()) << "node.id alone is a single node";
+  EXPECT_FALSE(parse_ok({}).cluster_mode());
+  // A cluster may ask for more than one replica by default; a single node may not.
+  EXPECT_EQ(parse_ok({{"node.id", "1"}, {"controller.quorum.voters", voters}, {"default.replication.factor", "3"}})
+                .default_replication_factor,
+            3);
+}
+
+TEST(BrokerConfig, RefusesMalformedQuorumVoters) {
+  const auto error = [](const std::string& node_id, const std::string& voters) {
+    Settings settings{{"controller.quorum.voters", voters}};
+    if (!node_id.empty()) settings["node.id"] = node_id;
+    return error_of(settings);
+  };
+  EXPECT_EQ(error("4", "1@h:1,2@h:2,3@h:3"),
+            "Invalid value 1@h:1,2@h:2,3@h:3 for configuration controller.quorum.voters: node.id 4 is not one of the "
+            "voters: every voter is listed, this node included");
+  EXPECT_EQ(error("", "1@h:1"),
+            "Invalid value 1@h:1 for configuration controller.quorum.voters: cluster mode needs node.id (this node's "
+            "id among the voters)");
+  EXPECT_EQ(error("1", "1@h:1,h:2"),
+            "Invalid value 1@h:1,h:2 for configuration controller.quorum.voters: entry 'h:2' is not id@host:port");
+  EXPECT_EQ(error("1", "1@h:1,x@h:2"),
+            "Invalid value 1@h:1,x@h:2 for configuration controller.quorum.voters: entry 'x@h:2': 'x' is not a node "
+            "id");
+  EXPECT_EQ(error("1", "1@h:1,1@h:2"),
+            "Invalid value 1@h:1,1@h:2 for configuration controller.quorum.voters: node id 1 is given twice");
+  EXPECT_EQ(error("1", "1@h:1,0@h:2"),
+            "Invalid value 1@h:1,0@h:2 for configuration controller.quorum.voters: entry '0@h:2': node ids are 1 to "
+            "2147483647");
+  EXPECT_EQ(error("1", "1@h:1,-2@h:2"),
+            "Invalid value 1@h:1,-2@h:2 for configuration controller.quorum.voters: entry '-2@h:2': node ids are 1 "
+            "to 2147483647");
+  EXPECT_EQ(error("1", "1@h:0"),
+            "Invalid value 1@h:0 for configuration controller.quorum.voters: entry '1@h:0': the raft port must not be "
+            "0");
+  EXPECT_NE(error("1", "1@nohost").find("entry '1@nohost': "), std::string::npos) << error("1", "1@nohost");
+  EXPECT_EQ(error("1", ""),
+            "Invalid value  for configuration controller.quorum.voters: no voters: expected "
+            "id@host:port,...");
+  EXPECT_EQ(error("0", "1@h:1"),
+            "Invalid value 1@h:1 for configuration controller.quorum.voters: node.id 0 is not one of the voters: every "
+            "voter is listed, this node included");
+}
+
 }  // namespace
 }  // namespace sluice::kafka

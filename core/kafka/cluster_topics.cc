@@ -1,0 +1,332 @@
+#include "core/kafka/cluster_topics.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+
+#include "core/base/assert.h"
+#include "core/cluster/raft_groups.h"
+#include "core/env/file_system.h"
+#include "core/protocol/error_codes.h"
+
+namespace sluice::kafka {
+namespace {
+
+using namespace std::chrono_literals;
+using cluster::metadata::PartitionImage;
+using cluster::metadata::TopicImage;
+
+constexpr const char* kMetadataDir = "__cluster_metadata";
+// After a pass that failed somewhere (a disk error creating a partition, say), the next one comes this soon even
+// if the image does not move.
+constexpr Duration kRetryPass = 1s;
+// The leader reporter looks at every partition this often besides when a role changes.
+constexpr Duration kReportInterval = 1s;
+constexpr Duration kReportDeadline = 5s;
+
+bool has_replica(const std::vector<int32_t>& replicas, int32_t node) {
+  return std::find(replicas.begin(), replicas.end(), node) != replicas.end();
+}
+
+cluster::ClusterNodeOptions node_options(const BrokerConfig& config, const std::string& data_dir) {
+  SLUICE_ASSERT(config.cluster_mode());
+  SLUICE_ASSERT(config.node_id >= 1);
+  cluster::ClusterNodeOptions options;
+  options.node_id = static_cast<raft::NodeId>(config.node_id);
+  for (const auto& [id, address] : config.controller_quorum_voters) {
+    SLUICE_ASSERT(id >= 1);
+    options.voters.emplace(static_cast<raft::NodeId>(id), address);
+  }
+  options.raft_address = config.controller_quorum_voters.at(config.node_id);
+  options.metadata_dir = join_path(data_dir, kMetadataDir);
+  options.host = config.advertised_host;
+  options.port = config.advertised_port;
+  options.host_options.tick = config.raft_tick;
+  return options;
+}
+
+}  // namespace
+
+ClusterTopics::ClusterTopics(Env env, const BrokerConfig& config, const std::string& data_dir,
+                             cluster::PartitionManager& partitions, TopicTable& topics)
+    : env_(env),
+      config_(config),
+      data_dir_(data_dir),
+      partitions_(partitions),
+      topics_(topics),
+      node_(std::make_unique<cluster::ClusterNode>(env, node_options(config, data_dir))),
+      reconciled_(env.scheduler) {
+  SLUICE_ASSERT(config_.cluster_mode());
+  SLUICE_ASSERT(config_.storage.replicated_logs);
+}
+
+ClusterTopics::~ClusterTopics() {
+  stop();
+  if (env_.scheduler.in_fiber()) {
+    // A node kill unwinds the fibers first (they are newer than the broker's main fiber); FiberKilled must not
+    // leave a destructor.
+    try {
+      if (reconciler_ && !reconciler_.done()) env_.scheduler.join(reconciler_);
+      if (reporter_ && !reporter_.done()) env_.scheduler.join(reporter_);
+    } catch (const FiberKilled&) {
+      SLUICE_ASSERT(!reconciler_ || reconciler_.done());
+    }
+  }
+  node_.reset();  // joins the host's driver, which calls into the partitions' hooks
+}
+
+Status ClusterTopics::start() {
+  SLUICE_ASSERT_MSG(!started_, "cluster mode starts once");
+  started_ = true;
+  const Address& raft = config_.controller_quorum_voters.at(config_.node_id);
+  if (Status started = node_->start(); !started.ok()) {
+    return Status(started.code(),
+                  fmt::format("node {} (raft {}): {}", config_.node_id, raft.to_string(), started.message()));
+  }
+  env_.log.info("cluster mode: node {} of {} voters, raft on {}, metadata in {}", config_.node_id,
+                config_.controller_quorum_voters.size(), raft.to_string(), join_path(data_dir_, kMetadataDir));
+  reconciler_ = env_.scheduler.spawn("cluster-reconcile", [this] { reconcile_loop(); });
+  reporter_ = env_.scheduler.spawn("cluster-leaders", [this] { report_loop(); });
+  return Status();
+}
+
+void ClusterTopics::stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  if (node_ != nullptr) node_->stop();
+  partitions_.leadership_changed().set();
+  reconciled_.notify_all();
+}
+
+void ClusterTopics::shutdown() {
+  SLUICE_ASSERT(env_.scheduler.in_fiber());
+  stop();
+  if (reconciler_) env_.scheduler.join(reconciler_);
+  if (reporter_) env_.scheduler.join(reporter_);
+  node_.reset();
+}
+
+Result<std::vector<Status>> ClusterTopics::propose(const cluster::metadata::Batch& batch, Instant deadline) {
+  if (node_ == nullptr) {
+    return Status(Code::kClosed, "the node is stopping", wire_code(ErrorCode::kRequestTimedOut));
+  }
+  return node_->propose(batch, deadline);
+}
+
+bool ClusterTopics::wait_reconciled(Instant deadline) {
+  if (node_ == nullptr) return false;
+  const uint64_t target = node_->version();
+  while (reconciled_version_ < target && !stopping_) {
+    if (!reconciled_.wait_until(deadline)) break;
+  }
+  return reconciled_version_ >= target;
+}
+
+int32_t ClusterTopics::group_coordinator() const {
+  if (node_ == nullptr) return -1;
+  const std::vector<int32_t> brokers = image().broker_ids();
+  return brokers.empty() ? -1 : brokers.front();
+}
+
+Result<std::pair<int64_t, int64_t>> ClusterTopics::allocate_producer_ids(Instant deadline) {
+  for (;;) {
+    SLUICE_ASSIGN_OR_RETURN(cluster::metadata::AllocateProducerIds block,
+                            cluster::metadata::allocate_producer_ids(image(), config_.node_id));
+    SLUICE_ASSERT(block.node_id == config_.node_id);
+    SLUICE_ASSERT(block.count >= 1);
+    SLUICE_ASSIGN_OR_RETURN(std::vector<Status> outcomes, propose(cluster::metadata::Batch{{block}}, deadline));
+    SLUICE_ASSERT(outcomes.size() == 1);
+    if (outcomes.front().ok()) return std::make_pair(block.first_producer_id, block.first_producer_id + block.count);
+    // Another node took that block first: ask again from the newer image.
+    if (outcomes.front().code() != Code::kAlreadyExists) return outcomes.front();
+    if (env_.clock.now() >= deadline) {
+      return Status(Code::kTimedOut, "no producer-id block could be allocated in time",
+                    wire_code(ErrorCode::kRequestTimedOut));
+    }
+  }
+}
+
+// ---- the reconciler ----
+
+bool ClusterTopics::is_local_topic(const std::string& name) const {
+  return config_.storage.local_topics.contains(name);
+}
+
+void ClusterTopics::reconcile_loop() {
+  bool ok = true;
+  while (!stopping_) {
+    const uint64_t seen = node_->version();
+    // Nothing moves before this node's registration is applied: only then does the image hold everything
+    // committed before this start (the metadata log replays from index 1).
+    if (node_->registered()) {
+      ok = reconcile();
+      ++stats_.passes;
+      SLUICE_ASSERT(seen >= reconciled_version_);
+      reconciled_version_ = seen;
+      reconciled_.notify_all();
+    }
+    if (stopping_) break;
+    node_->wait_for_change(seen, env_.clock.now() + (ok ? Duration(std::chrono::hours(1)) : kRetryPass));
+  }
+}
+
+bool ClusterTopics::reconcile() {
+  bool ok = remove_strays();
+  // A copy: the image moves while partitions are made (each suspends on the disk).
+  const std::map<std::string, TopicImage, std::less<>> topics = image().topics();
+  for (const auto& [name, topic] : topics) {
+    if (stopping_) return ok;
+    SLUICE_ASSERT(name == topic.name);
+    if (is_local_topic(name)) {
+      env_.log.warn("the cluster metadata names topic {}, which this node keeps local: ignored", name);
+      continue;
+    }
+    ok = follow_topic(topic) && ok;
+  }
+  return ok;
+}
+
+// Topics and partitions the image no longer holds here: deleted topics (or an older topic of a name made again),
+// partitions of a node that is not among their replicas.
+bool ClusterTopics::remove_strays() {
+  bool ok = true;
+  for (const TopicInfo* info : topics_.all()) {
+    if (is_local_topic(info->name)) continue;
+    const TopicImage* topic = image().topic(info->name);
+    if (topic == nullptr || topic->id != info->id) {
+      env_.log.info("topic {} (id {}) left the cluster metadata", info->name, info->id.to_string());
+      topics_.forget(info->name);  // invalidates `info`; all() returned a copy of the pointers
+    }
+  }
+  for (const storage::TopicPartition& tp : partitions_.partitions()) {
+    if (stopping_) return ok;
+    if (is_local_topic(tp.topic)) continue;
+    const std::shared_ptr<cluster::Partition> partition = partitions_.find(tp);
+    if (partition == nullptr) continue;  // removed while an earlier removal suspended
+    const TopicImage* topic = image().topic(tp.topic);
+    const char* why = nullptr;
+    if (topic == nullptr) {
+      why = "its topic is not in the cluster metadata";
+    } else if (topic->id.to_string() != partition->topic_id()) {
+      why = "it belongs to an older topic of that name";
+    } else if (tp.partition >= topic->partition_count()) {
+      why = "its topic has fewer partitions";
+    } else if (!has_replica(topic->partitions[static_cast<size_t>(tp.partition)].replicas, config_.node_id)) {
+      why = "this node is not one of its replicas";
+    }
+    if (why == nullptr) continue;
+    ok = remove_partition(tp, why).ok() && ok;
+  }
+  return ok;
+}
+
+Status ClusterTopics::remove_partition(const storage::TopicPartition& tp, const char* why) {
+  env_.log.info("removing partition {}: {}", tp.to_string(), why);
+  Status removed = partitions_.remove(tp);
+  if (!removed.ok() && removed.code() != Code::kNotFound) {
+    env_.log.error("removing partition {}: {}", tp.to_string(), removed.to_string());
+    return removed;
+  }
+  ++stats_.partitions_removed;
+  return Status();
+}
+
+bool ClusterTopics::follow_topic(const TopicImage& topic) {
+  SLUICE_ASSERT(topic.partition_count() >= 1);
+  Result<storage::TopicConfig> parsed =
+      storage::TopicConfig::from_overrides(topic.configs, config_.storage.topic_defaults);
+  if (!parsed.ok()) {
+    // The proposer checked them against its own defaults; this node's defaults refuse them.
+    env_.log.error("topic {}: its configs do not apply on this node ({}); using the broker defaults", topic.name,
+                   parsed.status().to_string());
+  }
+  const storage::TopicConfig config = parsed.ok() ? *parsed : config_.storage.topic_defaults;
+  bool ok = true;
+  const auto still_there = [&] {
+    const TopicImage* live = image().topic(topic.name);
+    return live != nullptr && live->id == topic.id;
+  };
+  for (int32_t p = 0; p < topic.partition_count(); ++p) {
+    // The copy this pass follows may be older than the image: a topic deleted meanwhile is left to the next pass.
+    if (stopping_ || !still_there()) return ok;
+    const PartitionImage& placement = topic.partitions[static_cast<size_t>(p)];
+    if (!has_replica(placement.replicas, config_.node_id)) continue;
+    if (Status hosted = host_partition(topic, p, config); !hosted.ok()) {
+      env_.log.error("partition {}-{}: {}", topic.name, p, hosted.to_string());
+      ok = false;
+    }
+  }
+  // Only once its partitions here exist: a request that finds the topic finds them.
+  if (!still_there()) return ok;
+  topics_.adopt(TopicInfo{topic.name, topic.id, topic.partition_count(), config});
+  return ok;
+}
+
+Status ClusterTopics::host_partition(const TopicImage& topic, int32_t partition, const storage::TopicConfig& config) {
+  const storage::TopicPartition tp{topic.name, partition};
+  const std::string id = topic.id.to_string();
+  std::shared_ptr<cluster::Partition> local = partitions_.find(tp);
+  if (local != nullptr && local->topic_id() != id) {
+    // The name was deleted and made again since remove_strays looked (it suspends).
+    SLUICE_TRY(remove_partition(tp, "it belongs to an older topic of that name"));
+    local = nullptr;
+  }
+  if (local == nullptr) {
+    SLUICE_ASSIGN_OR_RETURN(local, partitions_.create(tp, config, id));
+    ++stats_.partitions_made;
+  } else if (!(local->config() == config) || local->config().overrides() != config.overrides()) {
+    SLUICE_TRY(partitions_.alter_config(tp, config));
+  }
+  if (local->replicated()) return Status();
+  const std::vector<int32_t>& replicas = topic.partitions[static_cast<size_t>(partition)].replicas;
+  const raft::GroupId group = cluster::partition_group_id(topic.id, partition);
+  SLUICE_ASSERT(group != cluster::kMetadataGroup);
+  // Two partitions sharing a group id (about 2^-64 per pair) would corrupt both: refuse loudly instead.
+  SLUICE_ASSERT_MSG(node_->host().raft(group) == nullptr, "two partitions hash to one raft group id");
+  SLUICE_TRY(partitions_.replicate(tp, node_->host(), group, replicas).status());
+  env_.log.info("partition {} joined its raft group (replicas {})", tp.to_string(), fmt::join(replicas, ","));
+  return Status();
+}
+
+// ---- the leader reporter ----
+
+void ClusterTopics::report_loop() {
+  Event& changed = partitions_.leadership_changed();
+  while (!stopping_) {
+    changed.reset();
+    if (node_->registered()) report_leaders();
+    if (stopping_) break;
+    changed.wait_until(env_.clock.now() + kReportInterval);
+  }
+}
+
+void ClusterTopics::report_leaders() {
+  cluster::metadata::Batch batch;
+  for (const storage::TopicPartition& tp : partitions_.partitions()) {
+    const std::shared_ptr<cluster::Partition> partition = partitions_.find(tp);
+    if (partition == nullptr || !partition->replicated() || !partition->is_leader()) continue;
+    const TopicImage* topic = image().topic(tp.topic);
+    if (topic == nullptr || topic->id.to_string() != partition->topic_id()) continue;
+    if (tp.partition >= topic->partition_count()) continue;
+    const PartitionImage& recorded = topic->partitions[static_cast<size_t>(tp.partition)];
+    const int32_t epoch = partition->leader_epoch();
+    SLUICE_ASSERT(epoch >= 0);
+    if (recorded.leader_epoch > epoch) continue;  // this node's view is behind: a newer leader reported
+    if (recorded.leader_epoch == epoch && recorded.leader == config_.node_id) continue;
+    batch.records.emplace_back(cluster::metadata::RecordLeader{cluster::metadata::TopicRef{topic->name, topic->id},
+                                                               tp.partition, config_.node_id, epoch});
+  }
+  if (batch.records.empty()) return;
+  Result<std::vector<Status>> outcomes = propose(batch, env_.clock.now() + kReportDeadline);
+  if (!outcomes.ok()) {
+    env_.log.debug("leader report not applied yet: {}", outcomes.status().to_string());
+    return;
+  }
+  for (const Status& outcome : *outcomes) {
+    if (outcome.ok()) ++stats_.leaders_reported;
+  }
+}
+
+}  // namespace sluice::kafka

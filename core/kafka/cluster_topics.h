@@ -1,0 +1,134 @@
+// ClusterTopics: what a broker adds in cluster mode (issue 22; BrokerConfig::cluster_mode()). It owns the node's
+// cluster::ClusterNode (the metadata group, the raft host every partition group of the node runs in, broker
+// registration) and two fibers:
+//
+//   - the partition reconciler: whenever the metadata image moves, local state follows it. Every topic of the
+//     image is in the TopicTable (on every node, so that Metadata answers for all of them); each partition whose
+//     replicas include this node has a local log, made a replica of its raft group (partition_group_id); config
+//     overrides are altered; topics gone from the image lose their table entry, groups and partitions. It acts
+//     only once this node's registration is applied (the image then holds everything committed before this
+//     start), so that a restarted node replaying the metadata log never deletes data an old prefix of the log
+//     no longer names.
+//   - the leader reporter: when a partition this node hosts becomes leader (Partition's role hook sets
+//     PartitionManager::leadership_changed), it proposes RecordLeader, so that nodes not hosting the partition can
+//     answer Metadata with its leader. Also every second, which retries what a proposal did not settle.
+//
+// The handlers propose through it (CreateTopic, DeleteTopic, AlterTopicConfig, AllocateProducerIds) and then
+// wait_reconciled(), which returns once the reconciler has followed the image as it was when they asked: an
+// immediately following request on this node sees the change.
+//
+// Topics in BrokerStorageConfig::local_topics (__consumer_offsets, until groups are replicated) are the node's own
+// and never touched here.
+//
+// Fibers: start() and shutdown() from the broker's main fiber; the rest from the node's fibers; stop() anywhere.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/base/result.h"
+#include "core/cluster/cluster_node.h"
+#include "core/cluster/partition_manager.h"
+#include "core/env/env.h"
+#include "core/env/scheduler.h"
+#include "core/kafka/broker_config.h"
+#include "core/kafka/topics.h"
+
+namespace sluice::kafka {
+
+class ClusterTopics {
+ public:
+  // `config`, `partitions` and `topics` outlive this object. REQUIRES config.cluster_mode().
+  ClusterTopics(Env env, const BrokerConfig& config, const std::string& data_dir, cluster::PartitionManager& partitions,
+                TopicTable& topics);
+  ~ClusterTopics();
+  ClusterTopics(const ClusterTopics&) = delete;
+  ClusterTopics& operator=(const ClusterTopics&) = delete;
+
+  // Starts the ClusterNode (its storage in <data_dir>/__cluster_metadata, its transport on this node's voter
+  // address) and spawns the reconciler and the leader reporter. Errors name the step.
+  Status start();
+  // Stops the ClusterNode (waiting proposals end with an unknown fate) and wakes the fibers. Never blocks.
+  void stop();
+  // stop(), then waits for the fibers and takes the ClusterNode down (its host's driver ends): from a fiber,
+  // before the partition logs close.
+  void shutdown();
+
+  cluster::ClusterNode& node() { return *node_; }
+  const cluster::ClusterNode& node() const { return *node_; }
+  const cluster::metadata::MetadataImage& image() const { return node_->image(); }
+  int32_t node_id() const { return config_.node_id; }
+
+  // ---- what the handlers propose (cluster_topics_admin.cc) ----
+  // A new topic's record: a fresh id and Kafka's placement over the registered brokers (metadata/placement.h);
+  // INVALID_REPLICATION_FACTOR when it asks for more replicas than brokers are registered. `overrides` in canonical
+  // form (TopicConfig::overrides()).
+  Result<cluster::metadata::CreateTopic> plan_topic(const std::string& name, int32_t partitions,
+                                                    int16_t replication_factor,
+                                                    std::map<std::string, std::string> overrides);
+  // A fresh topic id (Kafka's Uuid.randomUuid), for a record with a manual assignment.
+  cluster::metadata::TopicId new_topic_id();
+  // Proposes the record and waits until it applied and this node's table has the topic. Errors: the record's
+  // refusal (TOPIC_ALREADY_EXISTS, INVALID_REPLICA_ASSIGNMENT...) or REQUEST_TIMED_OUT (its fate unknown).
+  Status create_topic(const cluster::metadata::CreateTopic& topic, Instant deadline);
+  // DeleteTopic of the topic with this name and id; then waits until this node removed its partitions.
+  Status delete_topic(const std::string& name, const cluster::metadata::TopicId& id, Instant deadline);
+  // AlterTopicConfig of the keys whose override differs between `current` and `next` (set or deleted); nothing
+  // is proposed when none does. Then waits until this node follows.
+  Status alter_topic_config(const std::string& name, const cluster::metadata::TopicId& id,
+                            const std::map<std::string, std::string>& current,
+                            const std::map<std::string, std::string>& next, Instant deadline);
+
+  // Proposes `batch` to the metadata and waits for its outcomes (ClusterNode::propose).
+  Result<std::vector<Status>> propose(const cluster::metadata::Batch& batch, Instant deadline);
+  // Waits until the reconciler has followed the image as it is now; false at the deadline or when stopping.
+  bool wait_reconciled(Instant deadline);
+  // The node coordinating every consumer group in cluster mode: the lowest registered node id (-1: none yet).
+  int32_t group_coordinator() const;
+  // A producer-id block of this node, [first, end), allocated through the metadata (Kafka's AllocateProducerIds):
+  // never handed to another node, nor again after a restart.
+  Result<std::pair<int64_t, int64_t>> allocate_producer_ids(Instant deadline);
+
+  struct Stats {
+    uint64_t passes = 0;           // reconciler passes
+    uint64_t partitions_made = 0;  // partitions created or replicated
+    uint64_t partitions_removed = 0;
+    uint64_t leaders_reported = 0;  // RecordLeader records applied
+  };
+  const Stats& stats() const { return stats_; }
+
+ private:
+  void reconcile_loop();
+  // One pass; false when something failed (the next pass retries it).
+  bool reconcile();
+  bool remove_strays();
+  bool follow_topic(const cluster::metadata::TopicImage& topic);
+  Status host_partition(const cluster::metadata::TopicImage& topic, int32_t partition,
+                        const storage::TopicConfig& config);
+  Status remove_partition(const storage::TopicPartition& tp, const char* why);
+  bool is_local_topic(const std::string& name) const;
+  // Proposes one record and waits for the reconciler to follow: the record's outcome.
+  Status propose_and_follow(cluster::metadata::Record record, Instant deadline);
+  void report_loop();
+  void report_leaders();
+
+  Env env_;
+  const BrokerConfig& config_;
+  std::string data_dir_;
+  cluster::PartitionManager& partitions_;
+  TopicTable& topics_;
+  std::unique_ptr<cluster::ClusterNode> node_;
+  FiberRef reconciler_;
+  FiberRef reporter_;
+  uint64_t reconciled_version_ = 0;  // the ClusterNode::version() the last finished pass followed
+  WaitQueue reconciled_;
+  bool started_ = false;
+  bool stopping_ = false;
+  Stats stats_;
+};
+
+}  // namespace sluice::kafka
