@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <string>
 
 #include "core/base/assert.h"
 #include "core/cluster/raft_groups.h"
@@ -81,6 +83,7 @@ Status ClusterTopics::start() {
   SLUICE_ASSERT_MSG(!started_, "cluster mode starts once");
   started_ = true;
   const Address& raft = config_.controller_quorum_voters.at(config_.node_id);
+  SLUICE_TRY(refuse_single_node_topics());
   if (Status started = node_->start(); !started.ok()) {
     return Status(started.code(),
                   fmt::format("node {} (raft {}): {}", config_.node_id, raft.to_string(), started.message()));
@@ -90,6 +93,26 @@ Status ClusterTopics::start() {
   reconciler_ = env_.scheduler.spawn("cluster-reconcile", [this] { reconcile_loop(); });
   reporter_ = env_.scheduler.spawn("cluster-leaders", [this] { report_loop(); });
   return Status();
+}
+
+// A data directory a single node wrote holds topics the cluster metadata has never heard of, and the reconciler
+// removes partitions the metadata does not name: starting it in cluster mode would delete them. Refused instead.
+Status ClusterTopics::refuse_single_node_topics() {
+  const std::string metadata_dir = join_path(data_dir_, kMetadataDir);
+  SLUICE_ASSIGN_OR_RETURN(const bool has_metadata, env_.fs.exists(metadata_dir));
+  if (has_metadata) return Status();
+  std::set<std::string> topics;
+  for (const storage::TopicPartition& tp : partitions_.partitions()) {
+    if (!is_local_topic(tp.topic)) topics.insert(tp.topic);
+  }
+  if (topics.empty()) return Status();
+  std::string names;
+  for (const std::string& topic : topics) names += (names.empty() ? "" : ", ") + topic;
+  return Status(Code::kInvalidArgument,
+                fmt::format("data directory {} holds topics of a single-node broker ({}) and no cluster metadata "
+                            "({}): cluster mode would delete them. Start it without node.id and "
+                            "controller.quorum.voters, or give the cluster node an empty data directory",
+                            data_dir_, names, metadata_dir));
 }
 
 void ClusterTopics::stop() {

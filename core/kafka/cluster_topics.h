@@ -102,6 +102,8 @@ class ClusterTopics {
   const Stats& stats() const { return stats_; }
 
  private:
+  // kInvalidArgument when the data directory holds a single node's topics and no cluster metadata.
+  Status refuse_single_node_topics();
   void reconcile_loop();
   // One pass; false when something failed (the next pass retries it).
   bool reconcile();

@@ -380,5 +380,33 @@ TEST(ClusterMode, EveryNodeAnswersMetadataDescribeClusterFindCoordinatorAndProdu
   }));
 }
 
+// A data directory a single node wrote (topics, no cluster metadata) is refused in cluster mode: the reconciler
+// would remove every partition the metadata does not name.
+TEST(ClusterMode, RefusesADataDirectoryOfASingleNodeBroker) {
+  SimCluster cluster(11, LogLevel::kOff);
+  SimNode& node = cluster.add_node();
+  std::optional<Status> single;
+  std::optional<Status> clustered;
+  node.boot([&](Env env) {
+    broker::NodeOptions options;
+    options.listen = KafkaCluster::address(1);
+    options.data_dir = "data";
+    broker::Node first(env, options);
+    single = first.run([&](Broker& broker, const Address&) {
+      EXPECT_TRUE(broker.topics().create("orders", 2, storage::TopicConfig{}).ok());
+      first.stop();
+    });
+    options.broker.node_id = 1;
+    options.broker.controller_quorum_voters[1] = Address{"n1", kRaftPort};
+    broker::Node second(env, options);
+    clustered = second.run([&](Broker&, const Address&) { second.stop(); });
+  });
+  ASSERT_TRUE(cluster.world().run_until([&] { return clustered.has_value(); }, cluster.world().now() + 60s));
+  EXPECT_TRUE(single->ok()) << single->to_string();
+  EXPECT_FALSE(clustered->ok());
+  EXPECT_NE(clustered->to_string().find("holds topics of a single-node broker (orders)"), std::string::npos)
+      << clustered->to_string();
+}
+
 }  // namespace
 }  // namespace sluice::kafka::testing
