@@ -98,6 +98,20 @@ inline std::vector<BatchHeader> headers_of(ByteView bytes) {
   return out;
 }
 
+// Every byte of the log's batches from its log start, read run by run.
+inline Bytes all_bytes(PartitionLog& log) {
+  Bytes out;
+  int64_t offset = log.log_start_offset();
+  while (offset < log.log_end_offset()) {
+    auto read = log.read(offset, 1 << 20, INT64_MAX);
+    EXPECT_TRUE(read.ok()) << read.status().to_string();
+    if (!read.ok() || read->records.empty()) break;
+    out.insert(out.end(), read->records.begin(), read->records.end());
+    offset = headers_of(read->records).back().last_offset() + 1;
+  }
+  return out;
+}
+
 inline ErrorCode error_of(const Status& status) { return to_error_code(status); }
 
 // One simulated node; run() boots it with a body and runs the world until the body returns.

@@ -20,20 +20,6 @@ std::unique_ptr<PartitionLog> open_log(Env env, const LogSettings& settings = sm
   return log.ok() ? std::move(*log) : nullptr;
 }
 
-// Every byte of the log from its start, read batch run by batch run.
-Bytes all_bytes(PartitionLog& log) {
-  Bytes out;
-  int64_t offset = log.log_start_offset();
-  while (offset < log.log_end_offset()) {
-    auto read = log.read(offset, 1 << 20, INT64_MAX);
-    EXPECT_TRUE(read.ok()) << read.status().to_string();
-    if (!read.ok() || read->records.empty()) break;
-    out.insert(out.end(), read->records.begin(), read->records.end());
-    offset = headers_of(read->records).back().last_offset() + 1;
-  }
-  return out;
-}
-
 std::string file_text(FileSystem& fs, const std::string& path) {
   auto file = fs.open(path, OpenMode::kRead);
   if (!file.ok()) return "<" + file.status().to_string() + ">";

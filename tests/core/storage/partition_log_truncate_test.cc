@@ -46,20 +46,6 @@ Bytes fill(PartitionLog& log) {
   return all;
 }
 
-// The log's batches from its start, as bytes.
-Bytes all_bytes(PartitionLog& log) {
-  Bytes out;
-  int64_t offset = log.log_start_offset();
-  while (offset < log.log_end_offset()) {
-    auto read = log.read(offset, 1 << 20, INT64_MAX);
-    EXPECT_TRUE(read.ok()) << read.status().to_string();
-    if (!read.ok() || read->records.empty()) break;
-    out.insert(out.end(), read->records.begin(), read->records.end());
-    offset = headers_of(read->records).back().last_offset() + 1;
-  }
-  return out;
-}
-
 // The prefix of `all` (whole batches back to back) holding the batches below `end`.
 Bytes prefix_below(const Bytes& all, int64_t end) {
   size_t consumed = 0;
