@@ -458,7 +458,13 @@ void SimNetwork::abort_side(const ConnectionPtr& conn, int index) {
 void SimNetwork::crash_side(const ConnectionPtr& conn, int index) {
   Side& side = conn->side(index);
   Side& peer = conn->side(1 - index);
-  if (side.dead) return;
+  if (side.dead) {
+    // Dead since an earlier crash of its node, and the peer may have written since (it has not heard the RST):
+    // this crash cancelled those deliveries with the node's events, so the pipe must forget them too.
+    drop(peer.out);
+    peer.writers.notify_all();
+    return;
+  }
   const bool was_broken = side.broken();
   side.dead = true;
   if (!was_broken) ++stats_.resets;

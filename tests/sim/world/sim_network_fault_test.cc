@@ -209,6 +209,25 @@ TEST_F(SimNetworkTest, NodeDownBehindPartitionIsLearntAfterHeal) {
   EXPECT_EQ(at_client->end->code(), Code::kConnectionReset);
 }
 
+// Found by seed 433 of raft_partition_log: a peer kept writing to a side that died in an earlier crash (its RST
+// held by a one-way partition); the node's second crash cancelled those deliveries, and the pipe must forget them.
+TEST_F(SimNetworkTest, WritesToASideDeadSinceAnEarlierCrashSurviveTheNodesNextCrash) {
+  ASSERT_NO_FATAL_FAILURE(connect_pair(2, 1));
+  net_->partition_one_way(1, 2);  // node 1's RST stays held; node 2 keeps writing
+  node(1).crash();
+  node(1).boot();
+  ASSERT_TRUE(client_stream_->write_all(as_bytes("to-the-dead-1")).ok());
+  node(1).crash();  // cancels the delivery in flight to the long-dead side
+  ASSERT_TRUE(client_stream_->write_all(as_bytes("to-the-dead-2")).ok());
+  world_.run_for(seconds(1));
+  node(1).boot();
+  auto at_client = std::make_shared<Collected>();
+  collect(2, client_stream_.get(), at_client);
+  net_->heal();
+  ASSERT_TRUE(world_.run_until([&] { return at_client->end.has_value(); }, world_.now() + seconds(1)));
+  EXPECT_EQ(at_client->end->code(), Code::kConnectionReset);
+}
+
 TEST_F(SimNetworkTest, KillingBlockedFibersLeavesNoWaiters) {
   ASSERT_NO_FATAL_FAILURE(connect_pair(2, 1));
   auto third = node(3).network->listen({"n3", 9100});
