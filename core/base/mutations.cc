@@ -31,6 +31,14 @@ constexpr std::array<MutationInfo, kMutationCount> kMutations = {{
      "a persisted raft follower acknowledges appended entries before syncing them"},
     {Mutation::kRaftIgnoreCheckQuorum, "raft-ignore-check-quorum",
      "a raft leader that has not heard from a majority for an election timeout keeps leading"},
+    {Mutation::kFollowerDropsAcks0, "follower-drops-acks0",
+     "a node that does not lead a partition silently drops an acks=0 produce instead of forwarding it to the leader"},
+    {Mutation::kAcksAllBeforeQuorum, "acks-all-before-quorum",
+     "a partition leader answers acks=all once its own log has the records, before a quorum of replicas has them"},
+    {Mutation::kHwAheadOfQuorum, "hw-ahead-of-quorum",
+     "a partition leader's high watermark is its log end offset, so consumers read records a failover can remove"},
+    {Mutation::kStaleLeaderServesFetch, "stale-leader-serves-fetch",
+     "a replica that no longer leads (or never led) a partition answers Fetch from its own log up to its log end"},
 }};
 
 constexpr bool indexed_by_value() {

@@ -28,8 +28,12 @@ enum class Mutation : uint8_t {
   kRaftVoteWithoutLogCheck = 8,   // a raft node grants votes without the candidate's-log-is-up-to-date check
   kRaftAckBeforeSync = 9,         // a `persisted` raft follower acknowledges entries before they are durable
   kRaftIgnoreCheckQuorum = 10,    // a raft leader that no longer hears from a majority keeps leading
+  kFollowerDropsAcks0 = 11,       // a cluster node drops an acks=0 produce it should forward to the leader
+  kAcksAllBeforeQuorum = 12,      // a partition leader answers acks=all at its local append, before the quorum
+  kHwAheadOfQuorum = 13,          // a partition leader's high watermark is its log end, not the quorum's commit
+  kStaleLeaderServesFetch = 14,   // a replica that does not lead a partition still answers Fetch from its log
 };
-inline constexpr size_t kMutationCount = 11;
+inline constexpr size_t kMutationCount = 15;
 
 struct MutationInfo {
   Mutation mutation;

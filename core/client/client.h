@@ -124,6 +124,9 @@ struct FetchResult {
   // Records at or above the requested offset, in offset order (records of a batch that starts below it are
   // dropped, as consumers do). Empty when nothing new arrived within max_wait.
   std::vector<FetchedRecord> records;
+  // Past the last whole batch returned, control batches included (which yield no records): where the next fetch
+  // starts. -1 when no batch at or above the offset asked for came back.
+  int64_t next_offset = -1;
 };
 // ListOffsets' special timestamps.
 inline constexpr int64_t kLatestTimestamp = -1;
@@ -241,6 +244,9 @@ struct ProducerConfig {
   // broker, kFailed otherwise. Retriable errors and transport failures are retried until then.
   Duration delivery_timeout = 30s;
   int32_t request_timeout_ms = 30000;  // the Produce request's own timeout field (acks=-1)
+  // >= 0: every Produce goes to this broker whatever the partition's leader (one address in front of a cluster, as
+  // a load balancer or KubeMQ's deployment makes it; the broker forwards to the leader). -1: to the leader.
+  int32_t via_node = -1;
 };
 
 struct ProducerRecord {

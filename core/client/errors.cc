@@ -81,8 +81,9 @@ bool invalidates_metadata(int16_t error) {
   }
 }
 
-bool produce_may_have_appended(int16_t error) {
-  return error == errc::kRequestTimedOut || error == errc::kNotEnoughReplicasAfterAppend;
+bool produce_may_have_appended(int16_t error, int16_t acks) {
+  if (error == errc::kRequestTimedOut || error == errc::kNotEnoughReplicasAfterAppend) return true;
+  return acks == -1 && error == errc::kNotLeaderOrFollower;
 }
 
 bool requires_rejoin(int16_t error) {

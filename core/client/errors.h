@@ -53,8 +53,12 @@ std::string error_label(int16_t error);
 bool is_retriable(int16_t error);
 // The cached metadata is stale: refresh it before the next attempt (Kafka's InvalidMetadataException family).
 bool invalidates_metadata(int16_t error);
-// A produce answered so may have been appended all the same (the broker gave up waiting for replication).
-bool produce_may_have_appended(int16_t error);
+// A produce with these acks answered so may have been appended all the same: REQUEST_TIMED_OUT and
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND (the broker gave up waiting for replication, or the ISR shrank after the append),
+// and for acks=all NOT_LEADER_OR_FOLLOWER too: Kafka's leader answers it to an acks=all produce it had appended when
+// it stops leading before the replicas confirm (Partition.checkEnoughReplicasReachOffset), and the next leader may
+// hold the records and commit them. acks=1 is answered after the append, so there it means nothing was appended.
+bool produce_may_have_appended(int16_t error, int16_t acks);
 // The group's generation or membership is gone: the member must join again.
 bool requires_rejoin(int16_t error);
 // The coordinator moved or is unknown: find it again.

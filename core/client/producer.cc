@@ -144,6 +144,7 @@ Status Producer::State::ensure_identity(Lane& lane) {
   lane.producer_id = producer_id;
   lane.producer_epoch = producer_epoch;
   lane.next_sequence = 0;
+  lane.acked_end = -1;
   return Status();
 }
 
@@ -171,6 +172,7 @@ Status Producer::State::reset_identity(Lane& lane) {
   lane.producer_id = producer_id;
   lane.producer_epoch = producer_epoch;
   lane.next_sequence = 0;
+  lane.acked_end = -1;
   lane.reset_needed = false;
   return Status();
 }

@@ -119,6 +119,9 @@ void Producer::State::handle_answer(Lane& lane, const InFlight& entry) {
   }
   const int16_t error = partition->error_code;
   if (error == errc::kNone || error == errc::kDuplicateSequenceNumber) {
+    if (config.idempotent && batch->producer_id == lane.producer_id && batch->producer_epoch == lane.producer_epoch) {
+      lane.acked_end = std::max(lane.acked_end, next_sequence_after(batch->base_sequence, batch->records.size()));
+    }
     settle(batch, Outcome::kOk, partition->base_offset, partition->log_start_offset);
     return;
   }
@@ -136,7 +139,7 @@ void Producer::State::handle_error_code(Lane& lane, const BatchPtr& batch, int16
     return;
   }
   if (is_retriable(error)) {
-    if (produce_may_have_appended(error)) batch->maybe_appended = true;
+    if (produce_may_have_appended(error, config.acks)) batch->maybe_appended = true;
     if (invalidates_metadata(error)) core->invalidate_metadata();
     fail_attempt(lane, batch, error, batch->error);
     return;
@@ -251,6 +254,7 @@ void Producer::State::fill_window(Lane& lane) {
 Result<bool> Producer::State::send_one(Lane& lane) {
   const BatchPtr batch = lane.queued.front();
   SLUICE_ASSIGN_OR_RETURN(int32_t leader, core->leader_for(lane.tp));
+  if (config.via_node >= 0) leader = config.via_node;  // the metadata refresh above still learns its address
   lane.node = leader;
   if (!slot_free(leader)) return false;
   SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<detail::Connection> connection, core->connection(leader));
@@ -276,8 +280,11 @@ Result<bool> Producer::State::send_one(Lane& lane) {
   SLUICE_ASSERT(lane.window.size() <= static_cast<size_t>(config.max_in_flight));
   if (config.idempotent && lane.window.size() >= 2) {  // one identity's sequences leave in order, without gaps
     const PendingBatch& previous = *lane.window[lane.window.size() - 2].batch;
-    SLUICE_ASSERT(previous.producer_id != batch->producer_id ||
-                  next_sequence_after(previous.base_sequence, previous.records.size()) == batch->base_sequence);
+    const bool follows = next_sequence_after(previous.base_sequence, previous.records.size()) == batch->base_sequence;
+    // A retry whose later batches were acknowledged meanwhile (the broker took them after it: it was appended, the
+    // retry is a duplicate) is followed by the first batch after those.
+    const bool follows_acknowledged = previous.attempts > 1 && batch->base_sequence == lane.acked_end;
+    SLUICE_ASSERT(previous.producer_id != batch->producer_id || follows || follows_acknowledged);
   }
   return true;
 }

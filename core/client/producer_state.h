@@ -11,8 +11,9 @@
 //     with idempotence a retry carries the same producer id, epoch and sequence, so the broker answers a batch it
 //     appended before with its original offsets instead of appending it twice;
 //   - any other error settles the batch kFailed (kUnknown if an earlier attempt may have been appended).
-// `maybe_appended` is sticky: once a written attempt went unanswered (or was answered REQUEST_TIMED_OUT or
-// NOT_ENOUGH_REPLICAS_AFTER_APPEND), the batch can no longer settle kFailed.
+// `maybe_appended` is sticky: once a written attempt went unanswered (or was answered REQUEST_TIMED_OUT,
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND, or with acks=all NOT_LEADER_OR_FOLLOWER: errors.h produce_may_have_appended),
+// the batch can no longer settle kFailed, whatever a later attempt answers (a metadata error, say).
 //
 // Idempotence (Kafka 3.9's producer, KIP-360): sequences are assigned per partition when a batch is first built.
 // When a sequence cannot be resolved (a batch settled without success after it was built: a definitive error,
@@ -78,6 +79,10 @@ struct Lane {
   int64_t producer_id = -1;
   int16_t producer_epoch = -1;
   int32_t next_sequence = 0;
+  // The sequence after the last batch acknowledged under that identity (-1: none). A batch whose answer failed may
+  // still have been appended (NOT_LEADER_OR_FOLLOWER after a cluster leader's append, a lost answer): later batches
+  // of its window can then succeed, and its retry is followed by the first batch after them.
+  int32_t acked_end = -1;
 };
 
 }  // namespace detail

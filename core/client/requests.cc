@@ -147,7 +147,8 @@ FetchRequest fetch_request(const TopicPartitionId& tp, int64_t offset, const Fet
   return request;
 }
 
-Status decode_fetched_records(ByteView records, int64_t offset, std::vector<FetchedRecord>* out) {
+Status decode_fetched_records(ByteView records, int64_t offset, std::vector<FetchedRecord>* out,
+                              int64_t* next_offset) {
   size_t consumed = 0;
   SLUICE_ASSIGN_OR_RETURN(std::vector<storage::BatchSpan> spans, storage::split_batches(records, &consumed));
   for (const storage::BatchSpan& span : spans) {
@@ -155,6 +156,9 @@ Status decode_fetched_records(ByteView records, int64_t offset, std::vector<Fetc
     const ByteView batch = records.subspan(span.position, header.size_bytes());
     if (!storage::batch_crc_ok(batch)) {
       return corruption(fmt::format("the fetched batch at offset {} fails its CRC", header.base_offset));
+    }
+    if (next_offset != nullptr && header.last_offset() >= offset) {
+      *next_offset = std::max(*next_offset, header.last_offset() + 1);
     }
     if (header.control() || header.last_offset() < offset) continue;
     SLUICE_ASSIGN_OR_RETURN(std::vector<storage::Record> decoded, storage::decode_records(batch));
@@ -189,7 +193,7 @@ Result<FetchResult> read_fetch(const FetchResponse& response, const TopicPartiti
       result.high_watermark = partition.high_watermark;
       result.log_start_offset = partition.log_start_offset;
       if (partition.error_code == 0) {
-        SLUICE_TRY(decode_fetched_records(partition.records.bytes(), offset, &result.records));
+        SLUICE_TRY(decode_fetched_records(partition.records.bytes(), offset, &result.records, &result.next_offset));
       }
       return result;
     }

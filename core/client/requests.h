@@ -65,7 +65,9 @@ protocol::FetchRequest fetch_request(const TopicPartitionId& tp, int64_t offset,
 // `offset` and a trailing partial batch dropped). kCorruption when the response lacks the partition or a batch
 // is damaged.
 Result<FetchResult> read_fetch(const protocol::FetchResponse& response, const TopicPartitionId& tp, int64_t offset);
-Status decode_fetched_records(ByteView records, int64_t offset, std::vector<FetchedRecord>* out);
+// `next_offset`, when given, is raised to the end of the last whole batch returned (control batches included).
+Status decode_fetched_records(ByteView records, int64_t offset, std::vector<FetchedRecord>* out,
+                              int64_t* next_offset = nullptr);
 protocol::ListOffsetsRequest list_offsets_request(const TopicPartitionId& tp, int64_t timestamp);
 // The partition's answer; its error code is the caller's to judge.
 Result<protocol::ListOffsetsResponse::Partition> list_offsets_answer(const protocol::ListOffsetsResponse& response,

@@ -74,7 +74,8 @@ void Partition::check_offsets() const {
   // uncommitted suffix, never below what it reported committed (the high watermark only rises).
   SLUICE_ASSERT(start >= seen_log_start_);
   SLUICE_ASSERT(end >= seen_log_end_ || replicated());
-  SLUICE_ASSERT(high_watermark >= seen_high_watermark_ || !replicated());
+  SLUICE_ASSERT(high_watermark >= seen_high_watermark_ || !replicated() ||
+                context_.mutations.has(Mutation::kHwAheadOfQuorum));  // the planted bug breaks this on purpose
   seen_high_watermark_ = high_watermark;
   seen_log_start_ = start;
   seen_log_end_ = end;
@@ -85,9 +86,23 @@ int64_t Partition::log_start_offset() const {
   return log_->log_start_offset();
 }
 
+// What consumers see as the end of a replicated partition: the commit index, less the LeaderChange batches at its
+// tail. Each partition leader's first entry is that control batch (raft's no-op, partition_raft_log.h), which Fetch
+// leaves out because clients such as kafka-python 2.0.2 and @platformatic/kafka return control records as data; a
+// consumer that has read the last data record must then be at the end (lag 0, end-of-partition reached), as on
+// Kafka, where a leader change writes nothing into the partition. The epoch cache names each epoch's first offset.
 int64_t Partition::high_watermark() const {
   check_offsets();
-  return log_->high_watermark();
+  int64_t visible = log_->high_watermark();
+  if (!replicated()) return visible;
+  const std::vector<storage::EpochEntry>& epochs = log_->leader_epochs();
+  for (auto epoch = epochs.rbegin(); epoch != epochs.rend(); ++epoch) {
+    if (epoch->start_offset >= visible) continue;  // an epoch not committed yet
+    if (epoch->start_offset != visible - 1 || epoch->start_offset < log_->log_start_offset()) break;
+    --visible;  // the last offset below is an epoch's first entry: its LeaderChange batch
+  }
+  SLUICE_ASSERT(visible >= log_->log_start_offset());
+  return visible;
 }
 
 int64_t Partition::log_end_offset() const {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/base/bytes.h"
+#include "core/base/mutations.h"
 #include "core/base/result.h"
 #include "core/cluster/leader_epoch.h"
 #include "core/cluster/producer_state.h"
@@ -55,6 +56,7 @@ struct PartitionContext {
   WaitQueue& appended;                  // long polls wait here; every append notifies
   DeferredAppends* deferred = nullptr;  // the ack-before-append mutation's queue; null unless it is planted
   Event* leadership_changed = nullptr;  // set whenever a replicated partition's role, term or leader changes
+  MutationSet mutations;                // planted bugs of replicated partitions (acks-all-before-quorum, ...)
 };
 
 // A replicated partition's raft group (cluster mode): the node's host drives it, its log is the partition log

@@ -12,7 +12,7 @@ PartitionManager::PartitionManager(Env env, int32_t node_id, storage::LogManager
       appended_(env.scheduler),
       leadership_changed_(env.scheduler),
       deferred_(mutations.has(Mutation::kAckBeforeAppend) ? std::make_unique<DeferredAppends>(env) : nullptr),
-      context_{env, node_id, logs, appended_, deferred_.get(), &leadership_changed_} {
+      context_{env, node_id, logs, appended_, deferred_.get(), &leadership_changed_, mutations} {
   for (const storage::TopicPartition& tp : logs_.partitions()) partitions_.emplace(tp, make_partition(tp));
 }
 

@@ -26,6 +26,41 @@ Status leader_epoch_error(ErrorCode error, int32_t requested, int32_t current, c
                                         tp.to_string(), requested, current));
 }
 
+// A LeaderChange control batch: raft's no-op at the start of each partition leader's term (producer id -1; a
+// transaction marker has its producer's id).
+bool is_leader_change(const storage::BatchHeader& header) { return header.control() && header.producer_id < 0; }
+
+// Takes the LeaderChange batches out of a consumer's read (see Partition::high_watermark()). A read that held only
+// such batches goes on after them, so that a small partition_max_bytes still makes progress up to the next data batch.
+Status drop_leader_changes(storage::PartitionLog& log, storage::ReadResult& data, size_t max_bytes) {
+  while (!data.records.empty()) {
+    size_t consumed = 0;
+    SLUICE_ASSIGN_OR_RETURN(std::vector<storage::BatchSpan> spans, storage::split_batches(data.records, &consumed));
+    const bool any = std::any_of(spans.begin(), spans.end(),
+                                 [](const storage::BatchSpan& span) { return is_leader_change(span.header); });
+    if (!any) return Status();
+    Bytes kept;
+    for (const storage::BatchSpan& span : spans) {
+      if (is_leader_change(span.header)) continue;
+      const auto* begin = data.records.data() + span.position;
+      kept.insert(kept.end(), begin, begin + span.header.size_bytes());
+    }
+    // A partial batch at the end (max_bytes cut it) stays, as the log returned it.
+    kept.insert(kept.end(), data.records.begin() + static_cast<std::ptrdiff_t>(consumed), data.records.end());
+    if (!kept.empty() || spans.empty()) {
+      data.records = std::move(kept);
+      return Status();
+    }
+    const int64_t next = spans.back().header.last_offset() + 1;
+    if (next >= log.high_watermark()) {
+      data.records.clear();
+      return Status();
+    }
+    SLUICE_ASSIGN_OR_RETURN(data, log.read(next, max_bytes, log.high_watermark()));
+  }
+  return Status();
+}
+
 }  // namespace
 
 // The end offset of the largest epoch <= `requested`: from the log's leader-epoch cache on a replica, from the one
@@ -46,7 +81,14 @@ Result<EpochEndOffset> Partition::last_offset_for_leader_epoch(int32_t current_l
 
 Result<PartitionRead> Partition::read(const FetchPosition& position, size_t max_bytes, bool min_one_batch) {
   // Consumers fetch from the leader (Kafka 3.9 without a replica selector, KIP-392).
-  if (!is_leader()) return not_leader();
+  if (!is_leader()) {
+    if (!replicated() || !context_.mutations.has(Mutation::kStaleLeaderServesFetch)) return not_leader();
+    // Planted bug: a replica that does not lead answers from its own log, up to its end (past its high watermark).
+    PartitionRead stale;
+    SLUICE_ASSIGN_OR_RETURN(stale.data, log_->read(position.offset, max_bytes, log_->log_end_offset()));
+    stale.data.high_watermark = high_watermark();  // what Fetch's long poll compares (fetch.cc: stale())
+    return stale;
+  }
   if (const ErrorCode fenced = check_leader_epoch(position.current_leader_epoch); fenced != ErrorCode::kNone) {
     return leader_epoch_error(fenced, position.current_leader_epoch, leader_epoch_, tp_);
   }
@@ -80,6 +122,10 @@ Result<PartitionRead> Partition::read_up_to_high_watermark(int64_t offset, size_
     return out;
   }
   SLUICE_ASSIGN_OR_RETURN(out.data, log_->read(offset, max_bytes, log_->high_watermark()));
+  if (replicated()) {
+    SLUICE_TRY(drop_leader_changes(*log_, out.data, max_bytes));
+    out.data.high_watermark = high_watermark();
+  }
   SLUICE_ASSERT(out.data.log_start_offset <= out.data.high_watermark);
   SLUICE_ASSERT(out.data.high_watermark <= out.data.log_end_offset);
   // The log returns at least one batch; past the first partition with data, one over the limit is dropped whole
@@ -121,8 +167,9 @@ Result<std::optional<TimestampAndOffset>> Partition::offset_for_timestamp(int64_
   Result<std::optional<storage::OffsetAndTimestamp>> found =
       timestamp == protocol::kMaxTimestamp ? log_->max_timestamp() : log_->offset_for_timestamp(timestamp);
   if (!found.ok()) return removed_if_closed(found.status(), tp_);
-  if (!found->has_value()) return std::optional<TimestampAndOffset>();
-  SLUICE_ASSERT((*found)->offset < high_watermark());
+  // Nothing, or only a LeaderChange batch at the tail that consumers do not see yet (high_watermark()).
+  if (!found->has_value() || (*found)->offset >= high_watermark()) return std::optional<TimestampAndOffset>();
+  SLUICE_ASSERT((*found)->offset < log_->high_watermark());
   out->offset = (*found)->offset;
   out->timestamp = (*found)->timestamp;
   return out;

@@ -128,6 +128,17 @@ Result<storage::AppendResult> Partition::append_replicated(ByteView batch, int32
   }
   SLUICE_ASSERT(proposed.index >= 1);
   SLUICE_ASSERT(proposed.last_index == proposed.index + count - 1);
+  // The driver appended the entry and went on before this fiber ran again: in the same wake-up it may have heard of
+  // a newer term and cut the entry (a deposed leader's uncommitted suffix), maybe even refilled those offsets with
+  // the new leader's records. The append is then lost, never to commit: answer as a produce that reached a leader
+  // which stepped down. (Raft's log matching: the same term at the same index is the same entry, so a matching
+  // term proves the batch is still there.)
+  const int64_t last_offset = offset_of_raft_index(proposed.last_index);
+  if (last_offset >= log_->log_end_offset() ||
+      log_->epoch_at(last_offset).value_or(static_cast<int32_t>(proposed.term)) !=
+          static_cast<int32_t>(proposed.term)) {
+    return not_leader();
+  }
   storage::AppendResult result;
   result.base_offset = offset_of_raft_index(proposed.index);
   result.last_offset = offset_of_raft_index(proposed.last_index);
@@ -135,6 +146,10 @@ Result<storage::AppendResult> Partition::append_replicated(ByteView batch, int32
   result.log_start_offset = log_->log_start_offset();
   *leader_epoch = static_cast<int32_t>(proposed.term);
   SLUICE_ASSERT(result.last_offset - result.base_offset == header.last_offset_delta);
+  if (context_.mutations.has(Mutation::kHwAheadOfQuorum)) {
+    // Planted bug: the high watermark follows the leader's own log, not the quorum's commit.
+    log_->set_high_watermark(log_->log_end_offset());
+  }
   notify_appended();
   return result;
 }
@@ -143,6 +158,8 @@ Status Partition::wait_replicated(int64_t end_offset, int32_t leader_epoch, Inst
   SLUICE_ASSERT(replicated());
   SLUICE_ASSERT(end_offset >= 1);
   if (leader_epoch < 0) return not_leader();
+  // Planted bug (KubeMQ's acks table): acks=all answered once the leader's own log has the records.
+  if (context_.mutations.has(Mutation::kAcksAllBeforeQuorum)) return Status();
   if (log_->epoch_at(end_offset - 1) != leader_epoch) return wait_high_watermark(end_offset, leader_epoch, deadline);
   const raft::Proposed committed = replica_group_->host->wait_committed(
       replica_group_->group, raft_index_for_end_offset(end_offset), static_cast<raft::Term>(leader_epoch), deadline);
@@ -165,7 +182,7 @@ Status Partition::wait_high_watermark(int64_t end_offset, int32_t leader_epoch, 
   while (true) {
     SLUICE_TRY(check_not_removed());
     if (!is_leader() || leader_epoch_ != leader_epoch) return not_leader();
-    if (high_watermark() >= end_offset) return Status();
+    if (log_->high_watermark() >= end_offset) return Status();
     if (!context_.appended.wait_until(deadline)) break;
   }
   return kafka_error(ErrorCode::kRequestTimedOut,

@@ -59,6 +59,7 @@ ClusterTopics::ClusterTopics(Env env, const BrokerConfig& config, const std::str
       partitions_(partitions),
       topics_(topics),
       node_(std::make_unique<cluster::ClusterNode>(env, node_options(config, data_dir))),
+      forwarder_(env, config.node_id),
       reconciled_(env.scheduler) {
   SLUICE_ASSERT(config_.cluster_mode());
   SLUICE_ASSERT(config_.storage.replicated_logs);
@@ -119,6 +120,7 @@ void ClusterTopics::stop() {
   if (stopping_) return;
   stopping_ = true;
   if (node_ != nullptr) node_->stop();
+  forwarder_.close();
   partitions_.leadership_changed().set();
   reconciled_.notify_all();
 }

@@ -36,6 +36,7 @@
 #include "core/env/env.h"
 #include "core/env/scheduler.h"
 #include "core/kafka/broker_config.h"
+#include "core/kafka/produce_forwarder.h"
 #include "core/kafka/topics.h"
 
 namespace sluice::kafka {
@@ -62,6 +63,8 @@ class ClusterTopics {
   const cluster::ClusterNode& node() const { return *node_; }
   const cluster::metadata::MetadataImage& image() const { return node_->image(); }
   int32_t node_id() const { return config_.node_id; }
+  // Produce's follower forwarding (produce_forwarder.h); closed by stop().
+  ProduceForwarder& forwarder() { return forwarder_; }
 
   // ---- what the handlers propose (cluster_topics_admin.cc) ----
   // A new topic's record: a fresh id and Kafka's placement over the registered brokers (metadata/placement.h);
@@ -87,6 +90,11 @@ class ClusterTopics {
   Result<std::vector<Status>> propose(const cluster::metadata::Batch& batch, Instant deadline);
   // Waits until the reconciler has followed the image as it is now; false at the deadline or when stopping.
   bool wait_reconciled(Instant deadline);
+  // This node's image holds everything committed before it started (its registration applied) and the reconciler
+  // has followed it at least once, so its topic table has every topic of the cluster. Until then it cannot tell a
+  // topic the cluster has from one it lacks, nor count the brokers (Kafka: a broker serves only once it has caught up
+  // with the metadata log).
+  bool caught_up() const { return node_->registered() && stats_.passes > 0; }
   // The node coordinating every consumer group in cluster mode: the lowest registered node id (-1: none yet).
   int32_t group_coordinator() const;
   // A producer-id block of this node, [first, end), allocated through the metadata (Kafka's AllocateProducerIds):
@@ -124,6 +132,7 @@ class ClusterTopics {
   cluster::PartitionManager& partitions_;
   TopicTable& topics_;
   std::unique_ptr<cluster::ClusterNode> node_;
+  ProduceForwarder forwarder_;
   FiberRef reconciler_;
   FiberRef reporter_;
   uint64_t reconciled_version_ = 0;  // the ClusterNode::version() the last finished pass followed

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "core/base/assert.h"
 
@@ -49,7 +50,12 @@ void Analysis::index_world() {
   std::optional<Instant> serving_since;
   for (const WorldEvent& e : ctx_.history.events()) {
     switch (e.kind) {
-      case WorldEvent::Kind::kPowerLoss: power_losses_.push_back(e.at); break;
+      case WorldEvent::Kind::kPowerLoss:
+        power_losses_.push_back(e.at);
+        node_power_losses_.emplace_back(e.at, e.node);
+        faults_.push_back(e.at);
+        break;
+      case WorldEvent::Kind::kFault: faults_.push_back(e.at); break;
       case WorldEvent::Kind::kClockJump:
         if (e.node == "n1") clock_jumps_.emplace_back(e.at, e.amount_ms);
         break;
@@ -57,6 +63,8 @@ void Analysis::index_world() {
         if (e.node == "n1") serving_since = e.at;
         break;
       case WorldEvent::Kind::kDown:
+        faults_.push_back(e.at);
+        [[fallthrough]];
       case WorldEvent::Kind::kBootFailed:
         if (e.node == "n1" && serving_since) {
           serving_.emplace_back(*serving_since, e.at);
@@ -160,6 +168,25 @@ bool Analysis::power_loss_after(Instant t) const {
 
 bool Analysis::power_loss_between(Instant a, Instant b) const {
   return std::any_of(power_losses_.begin(), power_losses_.end(), [a, b](Instant p) { return p >= a && p <= b; });
+}
+
+bool Analysis::quorum_power_loss_between(Instant a, Instant b) const {
+  std::set<std::string> struck;
+  for (const auto& [at, node] : node_power_losses_) {
+    if (at >= a && at <= b) struck.insert(node);
+  }
+  // A write on a quorum Q (in page caches) is gone once a majority that lacks it elects a leader: the nodes outside Q
+  // (at most n - majority, lagging) plus members of Q that lost it, which takes a power loss each; so
+  // 2 * majority - n power losses (1 for an odd n) after the write can take it, whoever else crashed or lagged.
+  const int n = std::max(ctx_.brokers, 1);
+  const int majority = n / 2 + 1;
+  return static_cast<int>(struck.size()) >= 2 * majority - n;
+}
+
+bool Analysis::quorum_power_loss_after(Instant t) const { return quorum_power_loss_between(t, Instant::max()); }
+
+bool Analysis::fault_between(Instant a, Instant b) const {
+  return std::any_of(faults_.begin(), faults_.end(), [a, b](Instant f) { return f >= a && f <= b; });
 }
 
 int64_t Analysis::wall_ms(Instant t) const {

@@ -102,6 +102,19 @@ class Analysis {
   // Power losses of broker nodes after `t`, or within [a, b] (any node: one-node runs have one broker).
   bool power_loss_after(Instant t) const;
   bool power_loss_between(Instant a, Instant b) const;
+  // Whether power losses from `t` (or within [a, b]) struck enough brokers, each node counted once, to take a record
+  // a quorum had in its page cache only (`replicated`): 2 * majority - n of them, so 1 on one broker or an odd
+  // cluster (the quorum's other members may merely be down while the rest elect a leader without it: the trade-off
+  // core/raft/README.md states), 2 on an even one.
+  bool quorum_power_loss_after(Instant t) const;
+  bool quorum_power_loss_between(Instant a, Instant b) const;
+  // Whether any fault began, or a node went down, within [a, b]; whether the run had none at all (then nothing
+  // may be lost, whatever the acks).
+  bool fault_between(Instant a, Instant b) const;
+  // Whether a fault began, or a node went down, at or before `t` (a partition begun earlier may still hold).
+  bool fault_before(Instant t) const { return fault_between(Instant::min(), t); }
+  bool faultless() const { return faults_.empty(); }
+  bool cluster() const { return ctx_.brokers > 1; }
   // The broker's wall clock (ms) at virtual time t, and its least and greatest value over [a, b]. One broker's:
   // the first's (clusters come with replication, and each broker's clock with them).
   int64_t wall_ms(Instant t) const;
@@ -130,6 +143,8 @@ class Analysis {
   std::map<PartitionKey, FinalRead> final_reads_;
   std::map<std::pair<std::string, int32_t>, std::vector<Instant>> deletions_;  // declared, by partition
   std::vector<Instant> power_losses_;
+  std::vector<std::pair<Instant, std::string>> node_power_losses_;  // (time, node)
+  std::vector<Instant> faults_;                                     // faults begun and nodes down, in time order
   std::vector<std::pair<Instant, int64_t>> clock_jumps_;  // (time, ms); one broker's
   std::vector<std::pair<Instant, Instant>> serving_;      // intervals a broker was serving
   std::vector<const Operation*> alter_configs_;           // not failed, in invocation order
@@ -149,5 +164,6 @@ void check_tombstones(const Analysis& a, CheckReport& report);
 void check_retention(const Analysis& a, CheckReport& report);
 void check_committed_offsets(const Analysis& a, CheckReport& report);
 void check_tables(const Analysis& a, CheckReport& report);
+void check_failover(const Analysis& a, CheckReport& report);
 
 }  // namespace sluice::sim

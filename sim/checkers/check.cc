@@ -21,6 +21,7 @@ const std::vector<std::pair<std::string, Checker>>& checkers() {
       {"retention", check_retention},
       {"committed-offsets", check_committed_offsets},
       {"tables", check_tables},
+      {"failover", check_failover},
   };
   return table;
 }

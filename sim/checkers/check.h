@@ -36,6 +36,7 @@ struct CheckContext {
   std::map<std::string, TopicFacts> topics;
   int64_t retention_check_interval_ms = 5000;
   int64_t wall_epoch_ms = 0;  // a broker's wall clock at virtual time 0 (SimClock::kWallEpochMs)
+  int brokers = 1;            // more than 1: one cluster, whose partitions are replicated
 };
 
 struct Violation {

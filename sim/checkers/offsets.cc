@@ -3,7 +3,8 @@
 // order it sent them, and no phantom records (everything read was written, by a write not reported failed, to that
 // topic). An offset may change its record only when records were legitimately lost in between: recovery declared a
 // cut covering it, or a power loss took un-synced records (the lost-write checker judges whether those losses were
-// allowed). A crash alone never allows it: the page cache survives a process.
+// allowed). A crash alone never allows it: the page cache survives a process. On a cluster, a leader change may cut
+// a record only acks=0/1 promised, and a committed one only after power losses (Analysis::quorum_power_loss_between).
 #include <fmt/format.h>
 
 #include "sim/checkers/analysis.h"
@@ -12,6 +13,11 @@ namespace sluice::sim {
 namespace {
 
 bool same_record(const Observation& x, const Observation& y) { return x.digest == y.digest && x.key == y.key; }
+
+// An acknowledgement of acks=1 or 0: the leader had the record, maybe no other replica.
+bool only_leader_had(const Observation& o) {
+  return o.op != nullptr && o.op->kind == OpKind::kProduce && o.op->acks != -1;
+}
 
 std::string what(const Observation& o) {
   return o.digest == 0 ? fmt::format("tombstone of key {}", o.key.value_or("?")) : fmt::format("{:016x}", o.digest);
@@ -30,8 +36,14 @@ void check_one_record_per_offset(const Analysis& a, CheckReport& report) {
           report.count("offsets reused after a declared recovery cut");
           continue;
         }
-        if (a.power_loss_between(from, to)) {
+        if (a.quorum_power_loss_between(from, to)) {
           report.count("offsets reused after a power loss took un-synced records");
+          continue;
+        }
+        // On a cluster, a leader's acks=1 (or acks=0) record that no quorum had yet is cut when leadership moves;
+        // records a consumer read or an acks=all acknowledgement named were committed and must stay.
+        if (a.cluster() && (only_leader_had(first) || only_leader_had(other)) && a.fault_before(to)) {
+          report.count("offsets reused: an acks=0/1 record cut by a leader change (cluster)");
           continue;
         }
         report_violation(report, "one-offset-one-record",
@@ -78,7 +90,7 @@ void check_idempotent_order(const Analysis& a, CheckReport& report) {
     if (found != last.end() && op.records.front().offset <= found->second.first) {
       const Instant earlier = found->second.second->completed_at;
       if (!a.truncated_between(op.tp.topic, op.tp.partition, op.records.front().offset, earlier, op.completed_at) &&
-          !a.power_loss_between(earlier, op.completed_at)) {
+          !a.quorum_power_loss_between(earlier, op.completed_at)) {
         report_violation(report, "offsets-monotonic",
                          fmt::format("idempotent {} got offset {} after its earlier batch got {} ({})", describe(op),
                                      op.records.front().offset, found->second.first,

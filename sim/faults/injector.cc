@@ -271,7 +271,9 @@ void Injector::heal_all() {
   }
   for (SimNode* node : target_.broker_nodes()) {
     node->disk().clear_faults();
-    if (!node->up()) target_.bring_up(*node);
+    // Also a node still up in a graceful stop (a restart whose release_down was just cancelled above): bring_up
+    // boots it once the stop completes. Skipping it left the node down for good once its stop ended after the heal.
+    target_.bring_up(*node);
   }
   record(WorldEvent::Kind::kHealed, "", "every fault healed; liveness phase");
 }

@@ -32,7 +32,8 @@ class FaultTarget {
   virtual void take_down(SimNode& node, bool power_loss) = 0;
   // Asks the broker to stop gracefully; it is down once its Node::run returned (or at once if it is not serving).
   virtual void stop_gracefully(SimNode& node) = 0;
-  // Boots a broker that is down.
+  // Boots a broker that is down; one still up in a graceful stop boots once the stop completes; a running one is
+  // left alone.
   virtual void bring_up(SimNode& node) = 0;
 };
 

@@ -89,6 +89,13 @@ SimNode::Main RunWorld::main_for(Broker& b) {
     broker::NodeOptions options = options_;
     options.listen = Address{b.node->name(), kBrokerPort};
     options.effects = b.effects.get();
+    if (brokers_.size() > 1) {
+      for (size_t i = 0; i < brokers_.size(); ++i) {
+        const auto id = static_cast<int32_t>(i + 1);
+        options.broker.controller_quorum_voters[id] = Address{brokers_[i]->node->name(), kRaftPort};
+        if (brokers_[i].get() == &b) options.broker.node_id = id;
+      }
+    }
     broker::Node node(env, std::move(options));
     // Forgets the node however the fiber ends: a crash unwinds it from any wait point.
     struct Forget {

@@ -15,10 +15,12 @@
 namespace sluice::sim {
 
 inline constexpr uint16_t kBrokerPort = 9092;
+inline constexpr uint16_t kRaftPort = 9192;  // cluster mode: each node's raft transport
 
 class RunWorld final : public FaultTarget {
  public:
   // `history` outlives the world. The brokers get `options` (listen address and data directory filled per node).
+  // More than one broker: they form one cluster, node.id 1..N on n1..nN, every node a voter of the metadata group.
   RunWorld(uint64_t seed, LogLevel level, History& history, broker::NodeOptions options, int brokers);
   ~RunWorld() override;
 

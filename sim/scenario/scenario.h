@@ -21,6 +21,8 @@ namespace sluice::sim {
 struct TopicSpec {
   std::string name;
   int32_t partitions = 1;
+  // Replicas of each partition on a cluster (brokers > 1); 0: min(brokers, 3). A single broker takes only 1.
+  int32_t replication_factor = 0;
   std::map<std::string, std::string> config;  // Kafka topic configs: retention.ms, cleanup.policy, durability, ...
 };
 
@@ -56,6 +58,7 @@ struct Scenario {
   std::string name;
   std::string summary;  // the file's leading comment block
   std::string path;     // where it was loaded from ("" for one built in code)
+  // 1: a single-node broker. More: one cluster (node.id 1..N, every node a controller voter), topics replicated.
   int brokers = 1;
   Duration duration = std::chrono::seconds(30);  // the fault phase
   Duration liveness = std::chrono::seconds(30);  // the bound on convergence after the heal

@@ -46,6 +46,11 @@ Status parse_topics(TomlReader& root, Scenario& s) {
     SLUICE_ASSIGN_OR_RETURN(int64_t partitions, t.integer("partitions", 1));
     if (partitions < 1 || partitions > 1000) return invalid_argument(t.where() + ": partitions must be 1..1000");
     topic.partitions = static_cast<int32_t>(partitions);
+    SLUICE_ASSIGN_OR_RETURN(int64_t replication_factor, t.integer("replication_factor", 0));
+    if (replication_factor < 0 || replication_factor > 9) {
+      return invalid_argument(t.where() + ": replication_factor must be 1..9 (0 or absent: min(brokers, 3))");
+    }
+    topic.replication_factor = static_cast<int32_t>(replication_factor);
     SLUICE_ASSIGN_OR_RETURN(topic.config, t.string_map("config"));
     SLUICE_TRY(t.finish());
     s.topics.push_back(std::move(topic));
@@ -144,6 +149,10 @@ Status validate(const Scenario& s) {
   std::set<std::string> topics;
   for (const TopicSpec& t : s.topics) {
     if (!topics.insert(t.name).second) return invalid_argument(fmt::format("topic '{}' is declared twice", t.name));
+    if (t.replication_factor > s.brokers) {
+      return invalid_argument(fmt::format("topic '{}': replication_factor {} exceeds the {} broker(s)", t.name,
+                                          t.replication_factor, s.brokers));
+    }
   }
   const std::vector<std::string> brokers = broker_names(s);
   for (const Fault& f : s.schedule) {
@@ -155,6 +164,10 @@ Status validate(const Scenario& s) {
   std::set<std::string> names;
   for (const WorkloadSpec& w : s.workloads) {
     if (!names.insert(w.name).second) return invalid_argument(fmt::format("workload name '{}' is used twice", w.name));
+    if (w.kind == WorkloadSpec::Kind::kProducer && w.producer.via_node > s.brokers) {
+      return invalid_argument(fmt::format("workload '{}': via = \"n{}\" is not a broker node (n1..n{})", w.name,
+                                          w.producer.via_node, s.brokers));
+    }
     SLUICE_TRY(validate_workload(w, topics));
   }
   return Status::ok_status();
@@ -177,12 +190,7 @@ Result<Scenario> parse_scenario(std::string_view text, const std::string& path) 
   SLUICE_ASSIGN_OR_RETURN(s.name, root.string("name"));
   SLUICE_TRY(parse_raft(root, s));
   SLUICE_ASSIGN_OR_RETURN(int64_t brokers, root.integer("brokers", 1));
-  if (s.raft && (brokers < 1 || brokers > 9)) {
-    return invalid_argument(path + ": brokers: a raft scenario has 1..9 nodes");
-  }
-  if (!s.raft && brokers != 1) {
-    return invalid_argument(path + ": brokers: only 1 until the cluster exists (issue 22); [raft] scenarios take 1..9");
-  }
+  if (brokers < 1 || brokers > 9) return invalid_argument(path + ": brokers must be 1..9");
   s.brokers = static_cast<int>(brokers);
   SLUICE_ASSIGN_OR_RETURN(s.duration, root.duration("duration", 30s));
   SLUICE_ASSIGN_OR_RETURN(s.liveness, root.duration("liveness", 30s));
@@ -226,6 +234,7 @@ std::string to_toml(const Scenario& s, bool schedule_only) {
   if (!s.randomize_knobs) text += "[knobs]\nrandomize = false\n\n";
   for (const TopicSpec& t : s.topics) {
     text += fmt::format("[[topics]]\nname = \"{}\"\npartitions = {}\n", t.name, t.partitions);
+    if (t.replication_factor > 0) text += fmt::format("replication_factor = {}\n", t.replication_factor);
     std::string config;
     for (const auto& [k, v] : t.config) config += fmt::format("{}\"{}\" = \"{}\"", config.empty() ? "" : ", ", k, v);
     if (!config.empty()) text += "config = { " + config + " }\n";

@@ -63,6 +63,12 @@ Status parse_producer(TomlReader& t, ProducerSpec& p) {
   SLUICE_ASSIGN_OR_RETURN(int64_t outstanding, t.integer("max_outstanding", 50));
   p.max_outstanding = static_cast<int>(outstanding);
   SLUICE_ASSIGN_OR_RETURN(p.delivery_timeout, t.duration("delivery_timeout", 20s));
+  SLUICE_ASSIGN_OR_RETURN(std::string via, t.string("via", ""));
+  if (!via.empty()) {
+    const bool named = via.size() == 2 && via[0] == 'n' && via[1] >= '1' && via[1] <= '9';
+    if (!named) return invalid_argument(t.where() + ": via must name a broker node, \"n1\" .. \"n9\"");
+    p.via_node = via[1] - '0';
+  }
   if (p.idempotent && p.acks != -1) return invalid_argument(t.where() + ": an idempotent producer needs acks=all");
   if (p.rate <= 0 || p.batch_records < 1 || p.key_space < 1 || p.value_bytes < 16 || p.max_in_flight < 1) {
     return invalid_argument(t.where() + ": rate, batch_records, key_space, max_in_flight must be positive and "
@@ -230,6 +236,7 @@ std::string workload_to_toml(const WorkloadSpec& w) {
           p.topic, p.acks == -1 ? "all" : std::to_string(p.acks), p.idempotent, p.keyed, p.key_space,
           p.tombstone_ratio, compression_name(p.compression), p.rate, p.batch_records, p.value_bytes,
           p.max_in_flight, p.max_outstanding, format_duration(p.delivery_timeout));
+      if (p.via_node >= 0) text += fmt::format("via = \"n{}\"\n", p.via_node);
       break;
     }
     case WorkloadSpec::Kind::kConsumer:

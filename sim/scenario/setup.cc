@@ -61,7 +61,9 @@ bool create_topics(RunWorld& world, const Scenario& s, History& history, Duratio
         op.tp = client::TopicPartitionId{t.name, -1};
         op.config = t.config;
         const uint64_t id = history.invoke(std::move(op), env.clock.now());
-        client::NewTopic topic{t.name, t.partitions, 1, t.config};
+        const int16_t replicas =
+            static_cast<int16_t>(t.replication_factor > 0 ? t.replication_factor : std::min(s.brokers, 3));
+        client::NewTopic topic{t.name, t.partitions, replicas, t.config};
         const Status created = client.create_topic(topic);
         Operation& o = history.op(id);
         o.outcome = created.ok() ? Outcome::kOk : Outcome::kFailed;

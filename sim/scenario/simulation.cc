@@ -21,6 +21,7 @@ using namespace std::chrono_literals;
 
 constexpr Duration kSetupLimit = 60s;
 constexpr Duration kStopLimit = 60s;
+constexpr Duration kSettleBeforeFinalRead = 2s;
 
 }  // namespace
 
@@ -166,6 +167,9 @@ void Simulation::stop_workloads() {
 }
 
 void Simulation::final_read() {
+  // The last sends settle first: an acks=0 produce written just before the stop is still on the wire, and on a
+  // cluster the followers still fetch the last acks=1 and acks=0 records the leader took.
+  run_for(kSettleBeforeFinalRead);
   if (world_->all_serving() && !scenario_.expect.damage_refused) {
     sim::final_read(*world_, scenario_, client_config(*world_), history_, result_.report);
   }
@@ -180,7 +184,7 @@ RunResult Simulation::finish() {
     result_.fiber_steps = sim.fiber_steps();
     result_.trace_hash = trace_hash();
     sim.set_event_observer(nullptr);
-    CheckContext ctx{history_, facts_, retention_check_interval_ms_, SimClock::kWallEpochMs};
+    CheckContext ctx{history_, facts_, retention_check_interval_ms_, SimClock::kWallEpochMs, scenario_.brokers};
     const double checks_start = wall_clock_seconds();
     CheckReport checked = run_checkers(ctx, scenario_.checks);
     result_.check_seconds = wall_clock_seconds() - checks_start;

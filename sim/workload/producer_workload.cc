@@ -27,6 +27,7 @@ class ProducerWorkload final : public Workload {
     config.compression = spec_.compression;
     config.max_in_flight = spec_.max_in_flight;
     config.delivery_timeout = spec_.delivery_timeout;
+    config.via_node = spec_.via_node;
     client::Producer producer(client, config);
     const auto partitions = partition_count(ctx_, spec_.topic);
     const Duration gap = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(1.0 / spec_.rate));

@@ -30,6 +30,7 @@ struct ProducerSpec {
   int max_in_flight = 5;
   int max_outstanding = 50;     // sends not yet settled before the producer waits
   Duration delivery_timeout = std::chrono::seconds(20);
+  int32_t via_node = -1;  // `via = "n2"`: every produce goes to that broker, which forwards it to the leader
 };
 
 struct ConsumerSpec {

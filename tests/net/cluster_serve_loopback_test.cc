@@ -1,7 +1,8 @@
 // Cluster mode on the real world: three brokers (broker::Node, the boot path of `sluice serve`) in one process, each
 // with its Kafka listener and raft transport on loopback ports and its data in files, and the Kafka client
 // (core/client) creating a topic with three replicas, producing with acks=all and reading the records back from
-// whichever node leads the partition.
+// whichever node leads the partition; one more produce sent to a node that does not lead it is forwarded to the
+// leader (core/kafka/produce_forwarder.h) over real sockets.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -11,6 +12,8 @@
 
 #include "core/broker/node.h"
 #include "core/client/client.h"
+#include "core/client/connection.h"
+#include "core/client/requests.h"
 #include "net/real_env.h"
 #include "tests/net/free_ports.h"
 #include "tests/net/temp_dir.h"
@@ -31,11 +34,36 @@ client::ProducerRecord record(const std::string& value) {
   return out;
 }
 
+// An acks=all Produce of one record sent straight to `at` (not routed to the leader as client::Producer would):
+// partition 0's answer.
+Result<protocol::ProduceResponse::PartitionResponse> produce_at(Env env, const Address& at, const std::string& topic,
+                                                                const std::string& value) {
+  client::detail::ConnectionOptions options;
+  options.client_id = "loopback-test";
+  options.connect_timeout = 5s;
+  options.request_timeout = 5s;
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<client::detail::Connection> connection,
+                          client::detail::Connection::open(env, at, options));
+  SLUICE_ASSIGN_OR_RETURN(const int16_t version, connection->version_for(protocol::ApiKey::kProduce));
+  SLUICE_ASSIGN_OR_RETURN(const Bytes batch, client::build_record_batch({record(value)}, 0, {}));
+  const client::TopicPartitionId tp{topic, 0};
+  Bytes body;
+  SLUICE_TRY(protocol::encode_message(client::produce_request(-1, 5000, {{tp, batch}}), version, &body));
+  client::detail::CallPtr call = connection->start(protocol::ApiKey::kProduce, version, body, 10s, true);
+  Result<Bytes> answer = client::detail::wait_for(*call);
+  connection->close();
+  SLUICE_TRY(answer.status());
+  SLUICE_ASSIGN_OR_RETURN(const protocol::ProduceResponse response,
+                          protocol::decode_message<protocol::ProduceResponse>(*answer, version));
+  return client::produce_answer(response, tp);
+}
+
 TEST(ClusterServeLoopback, ThreeNodesCreateATopicProduceAndConsume) {
   net_test::TempDir dir;
   RealEnv real("cluster-serve-loopback", LogLevel::kWarn);
   std::vector<std::string> fetched;
   std::vector<client::ProduceResult> produced;
+  Result<protocol::ProduceResponse::PartitionResponse> forwarded = Status(Code::kInvalidArgument, "not run");
   Status created = Status(Code::kInvalidArgument, "not run");
   bool finished = false;
   real.run([&](Env& env) {
@@ -87,6 +115,14 @@ TEST(ClusterServeLoopback, ThreeNodesCreateATopicProduceAndConsume) {
                       [&produced](const client::ProduceResult& result) { produced.push_back(result); });
       }
       producer.flush();
+      // A node that does not lead the partition forwards the produce to the one that does.
+      for (int32_t id = 1; id <= kNodes; ++id) {
+        const std::shared_ptr<cluster::Partition> replica =
+            serving[static_cast<size_t>(id - 1)]->partitions().find({"replicated", 0});
+        if (replica == nullptr || replica->is_leader()) continue;
+        forwarded = produce_at(env, Address{"127.0.0.1", ports[static_cast<size_t>(id - 1)]}, "replicated", "v5");
+        break;
+      }
       Result<client::FetchResult> read = client.fetch({"replicated", 0}, 0);
       if (read.ok()) {
         for (const client::FetchedRecord& r : read->records) fetched.emplace_back(as_chars(*r.value));
@@ -104,7 +140,10 @@ TEST(ClusterServeLoopback, ThreeNodesCreateATopicProduceAndConsume) {
     // The leader's LeaderChange batch comes first, then the records in order.
     EXPECT_EQ(produced[i].base_offset, produced[0].base_offset + static_cast<int64_t>(i));
   }
-  EXPECT_EQ(fetched, (std::vector<std::string>{"v0", "v1", "v2", "v3", "v4"}));
+  ASSERT_TRUE(forwarded.ok()) << forwarded.status().to_string();
+  EXPECT_EQ(forwarded->error_code, 0) << forwarded->error_message.value_or("");
+  EXPECT_EQ(forwarded->base_offset, produced[0].base_offset + 5) << "the leader's offset, right after the others";
+  EXPECT_EQ(fetched, (std::vector<std::string>{"v0", "v1", "v2", "v3", "v4", "v5"}));
 }
 
 }  // namespace

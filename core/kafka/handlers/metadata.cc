@@ -12,7 +12,9 @@
 // none is known); every node answers for every topic of the cluster metadata. A partition's replicas are the
 // metadata's; its leader and epoch this node's replica's when it hosts one that knows a leader, else the last
 // RecordLeader (LEADER_NOT_AVAILABLE while there is none); its ISR the leader's view when this node leads it, else
-// the replicas. Auto-creation proposes CreateTopic (num.partitions, default.replication.factor).
+// the replicas. Auto-creation proposes CreateTopic (num.partitions, default.replication.factor), and only once the
+// node has caught up with the cluster metadata (ClusterTopics::caught_up): before, a topic it does not have yet is
+// LEADER_NOT_AVAILABLE (retriable), never created nor refused.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -130,6 +132,13 @@ Result<const TopicInfo*> find_or_create(RequestContext& ctx, const std::string& 
   ClusterTopics* cluster = ctx.broker.cluster();
   if (cluster == nullptr) return topics.find_or_create(name);
   if (const TopicInfo* found = topics.find(name)) return found;
+  if (!cluster->caught_up()) {
+    // A restarted node replaying the metadata log: the topic may exist, and the brokers are not all known yet, so
+    // creating it would be wrong either way (INVALID_REPLICATION_FACTOR with no broker registered). Retriable, as
+    // Kafka answers a topic it has no leader for yet.
+    return kafka_error(ErrorCode::kLeaderNotAvailable,
+                       fmt::format("node {} has not caught up with the cluster metadata yet", cluster->node_id()));
+  }
   return create_in_cluster(ctx, *cluster, name);
 }
 

@@ -10,7 +10,7 @@
 //     (KafkaApis.handleProduceRequest), so that the client refreshes its metadata.
 // v0-2 (message formats 0 and 1) are advertised for librdkafka's sake but refused by closing the connection, as
 // Kafka 4 does (KIP-896, KAFKA-18659). v9-11 differ only in flexibility and in errors this broker never answers:
-// v10's leader hints come with NOT_LEADER_OR_FOLLOWER (this node leads every partition), v11's TRANSACTION_ABORTABLE
+// v10's leader hints come with NOT_LEADER_OR_FOLLOWER (never filled in here), v11's TRANSACTION_ABORTABLE
 // with transactions. Per partition, this handler checks what depends on the request (the topic, the partition
 // index, zstd against the version) and hands the records to the partition (core/cluster/partition.h), which
 // validates them (per-record errors, answered by v8+ as record_errors, KIP-467), corrects a CreateTime batch's max
@@ -22,14 +22,29 @@
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED everywhere, which is what Kafka answers when the id is not authorized.
 // The ack-before-append mutation (simulator only, core/base/mutations.h) answers before appending:
 // cluster/deferred_appends.h.
+// Cluster mode, follower forwarding (issue 22; a departure: Kafka answers NOT_LEADER_OR_FOLLOWER and never
+// forwards): the partitions of a request that this node does not lead are grouped by their leader (forward_leader:
+// the local replica's view, else the metadata image's RecordLeader) and sent on as one Produce per leader, with the
+// same acks, timeout and transactional id (kafka::ProduceForwarder); the leader's per-partition answers (error,
+// base offset, log append time, log start offset, record errors) are this node's. acks=0 waits until the forward
+// is written. A forwarded request (client id "sluice-forward/<node>") is never forwarded again: it gets
+// NOT_LEADER_OR_FOLLOWER where the node does not lead, so leadership moving mid-flight cannot make a loop. A failed
+// forward answers NOT_LEADER_OR_FOLLOWER, or REQUEST_TIMED_OUT once the request was written; the wait
+// is bounded by timeout_ms (at least kMinForwardWait). NOT_LEADER_OR_FOLLOWER without forwarding: no leader known,
+// or this node is the leader but its replica is not ready. The follower-drops-acks0 mutation drops an acks=0
+// forward.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 
+#include "core/base/mutations.h"
+#include "core/client/errors.h"
+#include "core/client/requests.h"
 #include "core/cluster/partition.h"
 #include "core/kafka/broker.h"
 #include "core/kafka/handlers/handlers.h"
+#include "core/kafka/produce_forwarder.h"
 #include "core/kafka/topic_names.h"
 #include "core/protocol/error_codes.h"
 #include "core/protocol/messages/produce.h"
@@ -170,6 +185,96 @@ Result<int32_t> topic_partitions(RequestContext& ctx, const std::string& name) {
   return info->partitions;  // a count, not the pointer: the topic may go while an append suspends
 }
 
+// ---- Cluster mode: follower forwarding (produce_forwarder.h) ----
+
+// How long forwarding may take: the request's timeout_ms, but at least this, since acks 0 and 1 may carry 0 (their
+// timeout means nothing to Kafka) and the records must still reach the leader.
+constexpr auto kMinForwardWait = std::chrono::seconds(1);
+
+// The leader a partition's records are forwarded to, when this node is not it: the local replica's leader when it
+// knows one, else the metadata image's RecordLeader (as Metadata answers). Nothing on a single node, for a request
+// that was forwarded already (the loop guard), while no leader is known, and when the leader is this node (not
+// ready yet: the local append answers NOT_LEADER_OR_FOLLOWER).
+std::optional<int32_t> forward_leader(RequestContext& ctx, const storage::TopicPartition& tp) {
+  const ClusterTopics* cluster = ctx.broker.cluster();
+  if (cluster == nullptr || is_forwarded(ctx.header)) return std::nullopt;
+  int32_t leader = -1;
+  const std::shared_ptr<cluster::Partition> local = ctx.broker.partitions().find(tp);
+  if (local != nullptr && local->replicated()) {
+    if (local->is_leader()) return std::nullopt;
+    leader = local->leader();
+  }
+  if (leader < 0) {
+    const cluster::metadata::TopicImage* placed = cluster->image().topic(tp.topic);
+    const TopicInfo* info = ctx.broker.topics().find(tp.topic);
+    if (placed == nullptr || info == nullptr || placed->id != info->id || tp.partition < 0 ||
+        tp.partition >= placed->partition_count()) {
+      return std::nullopt;
+    }
+    leader = placed->partitions[static_cast<size_t>(tp.partition)].leader;
+  }
+  if (leader < 0 || leader == cluster->node_id()) return std::nullopt;
+  return leader;
+}
+
+struct ForwardedPartition {
+  size_t topic_slot;      // in ProduceResponse::responses
+  size_t partition_slot;  // in that topic's partition_responses
+  client::PartitionRecords records;
+};
+using Forwards = std::map<int32_t, std::vector<ForwardedPartition>>;  // by leader node id
+
+// What a partition answers when its forward failed: REQUEST_TIMED_OUT when the request was written and its fate is
+// unknown (as Kafka answers an acks=all produce it could not settle; for acks=1 too, since the leader may have
+// appended it: NOT_LEADER_OR_FOLLOWER would tell an acks=1 client nothing was), else NOT_LEADER_OR_FOLLOWER
+// (retriable: the client refreshes its metadata and retries, at the leader or through this node again).
+Status forward_failure(int32_t leader, const Status& why) {
+  const bool unknown = why.code() != Code::kConnectionRefused;  // client::not_sent: nothing written
+  const ErrorCode code = unknown ? ErrorCode::kRequestTimedOut : ErrorCode::kNotLeaderOrFollower;
+  return kafka_error(code, fmt::format("forwarding to the leader (node {}) failed: {}", leader, why.to_string()));
+}
+
+// Sends each leader its partitions as one Produce (same acks, timeout and transactional id) and puts the leader's
+// answers in `*response`. acks=0 waits only until the request is written.
+void forward_all(RequestContext& ctx, const ProduceRequest& request, const Forwards& forwards,
+                 ProduceResponse* response) {
+  ClusterTopics* cluster = ctx.broker.cluster();
+  SLUICE_ASSERT(cluster != nullptr);
+  const Instant deadline =
+      ctx.env.clock.now() + std::max<Duration>(std::chrono::milliseconds(std::max(0, request.timeout_ms)),
+                                               kMinForwardWait);
+  for (const auto& [leader, parts] : forwards) {
+    if (request.acks == 0 && ctx.broker.config().mutations.has(Mutation::kFollowerDropsAcks0)) {
+      SLUICE_PROBE("mutation.follower-drops-acks0");
+      continue;  // answered as appended (acks=0 answers nothing): the records are lost
+    }
+    std::vector<client::PartitionRecords> data;
+    for (const ForwardedPartition& part : parts) data.push_back(part.records);
+    ProduceRequest sent = client::produce_request(request.acks, request.timeout_ms, data);
+    sent.transactional_id = request.transactional_id;
+    const cluster::metadata::BrokerRegistration* broker = cluster->image().broker(leader);
+    const Result<ProduceResponse> answered =
+        broker == nullptr
+            ? Result<ProduceResponse>(client::not_sent(fmt::format("node {} is not registered", leader)))
+            : cluster->forwarder().forward(leader, Address{broker->host, static_cast<uint16_t>(broker->port)}, sent,
+                                           deadline);
+    if (!answered.ok()) {
+      ctx.env.log.debug("forwarding a produce to node {} failed: {}", leader, answered.status().to_string());
+    }
+    for (const ForwardedPartition& part : parts) {
+      PartitionResponse& out = response->responses[part.topic_slot].partition_responses[part.partition_slot];
+      if (!answered.ok()) {
+        out = failed(out.index, forward_failure(leader, answered.status()));
+        continue;
+      }
+      if (request.acks == 0) continue;  // no answer: the placeholder's success stands
+      Result<PartitionResponse> theirs = client::produce_answer(*answered, part.records.tp);
+      out = theirs.ok() ? std::move(*theirs)
+                        : failed(out.index, forward_failure(leader, theirs.status()));
+    }
+  }
+}
+
 struct Produced {
   ProduceResponse response;
   cluster::Acks acks = cluster::Acks::kAll;
@@ -192,11 +297,25 @@ Produced produce(RequestContext& ctx, const ProduceRequest& request) {
   Produced out;
   out.acks = *acks;
   out.deadline = ctx.env.clock.now() + std::chrono::milliseconds(std::max(0, request.timeout_ms));
+  Forwards forwards;
   for (const ProduceRequest::TopicData& topic : request.topic_data) {
     ProduceResponse::TopicResponse& answer = out.response.responses.emplace_back();
     answer.name = topic.name;
     const Result<int32_t> partitions = topic_partitions(ctx, topic.name);
     for (const ProduceRequest::PartitionData& partition : topic.partition_data) {
+      // What depends on this request's version (zstd) is judged here: the forward may go at another version.
+      const std::optional<int32_t> leader =
+          partitions.ok() && partition.index >= 0 && partition.index < *partitions &&
+                  check_compression(partition.records.bytes(), ctx.version()).ok()
+              ? forward_leader(ctx, {topic.name, partition.index})
+              : std::nullopt;
+      if (leader) {
+        PartitionResponse& placeholder = answer.partition_responses.emplace_back();  // acks=0 answers nothing
+        placeholder.index = partition.index;
+        forwards[*leader].push_back({out.response.responses.size() - 1, answer.partition_responses.size() - 1,
+                                     {{topic.name, partition.index}, partition.records.bytes()}});
+        continue;
+      }
       std::optional<UnacknowledgedAppend> unacknowledged;
       answer.partition_responses.push_back(
           partitions.ok() ? produce_partition(ctx, topic.name, *partitions, *acks, partition, &unacknowledged)
@@ -208,6 +327,7 @@ Produced produce(RequestContext& ctx, const ProduceRequest& request) {
       }
     }
   }
+  if (!forwards.empty()) forward_all(ctx, request, forwards, &out.response);
   return out;
 }
 
@@ -259,6 +379,8 @@ Result<HandlerOutcome> handle_produce(RequestContext& ctx, ByteView body) {
           pending.partition->wait_acknowledged(pending.end_offset, produced.acks, produced.deadline,
                                                pending.leader_epoch);
       if (acknowledged.ok()) continue;
+      answer.env.log.debug("acknowledging a produce to {} failed: {}", pending.partition->topic_partition().to_string(),
+                           acknowledged.to_string());
       PartitionResponse& out =
           produced.response.responses[pending.topic_slot].partition_responses[pending.partition_slot];
       out = failed(out.index, acknowledged);

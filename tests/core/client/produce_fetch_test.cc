@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/client/client.h"
+#include "core/client/requests.h"
 #include "core/client/versions.h"
 #include "core/protocol/messages/fetch.h"
 #include "core/storage/record_batch.h"
@@ -126,6 +127,51 @@ TEST(ClientProduceFetch, RecordsBelowTheRequestedOffsetAreDropped) {
     EXPECT_EQ(beyond->error_code, 1) << "OFFSET_OUT_OF_RANGE";
     EXPECT_TRUE(beyond->records.empty());
   }));
+}
+
+// A fetch answer holding only control batches (a new leader's LeaderChange marker at a segment's end: a fetch reads
+// one segment) yields no records, yet the next fetch must start past them: next_offset says where. The simulator's
+// final reader took such an answer for the end of the partition (seed 5 of cluster_crashes_partitions with
+// stale-leader-serves-fetch reported 267 acks=all writes lost that were all in the log past offset 1397).
+TEST(ClientProduceFetch, NextOffsetPassesControlBatches) {
+  const auto batch_at = [](int64_t base, int count, bool control) {
+    std::vector<storage::Record> records;
+    for (int i = 0; i < count; ++i) {
+      storage::Record r;
+      r.offset = i;
+      r.timestamp = 1000;
+      r.value = to_bytes(control ? std::string("\0\0\0\2", 4) : fmt::format("v{}", i));
+      if (control) r.key = to_bytes(std::string("\0\0\0\2", 4));
+      records.push_back(std::move(r));
+    }
+    storage::BatchOptions options;
+    options.control = control;
+    Result<Bytes> built = storage::build_batch(records, options);
+    EXPECT_TRUE(built.ok());
+    storage::set_base_offset(MutableByteView(built->data(), built->size()), base);
+    return std::move(*built);
+  };
+  const Bytes marker = batch_at(7, 1, true);
+  std::vector<FetchedRecord> records;
+  int64_t next = -1;
+  ASSERT_TRUE(decode_fetched_records(marker, 7, &records, &next).ok());
+  EXPECT_TRUE(records.empty());
+  EXPECT_EQ(next, 8) << "past the control batch, though it yields no record";
+
+  Bytes both = batch_at(5, 2, false);
+  both.insert(both.end(), marker.begin(), marker.end());
+  records.clear();
+  next = -1;
+  ASSERT_TRUE(decode_fetched_records(both, 6, &records, &next).ok());
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].offset, 6);
+  EXPECT_EQ(next, 8);
+
+  records.clear();
+  next = -1;
+  ASSERT_TRUE(decode_fetched_records(both, 9, &records, &next).ok());
+  EXPECT_TRUE(records.empty());
+  EXPECT_EQ(next, -1) << "nothing at or above the offset asked for";
 }
 
 TEST(ClientProduceFetch, FetchWaitsUpToMaxWaitAndReturnsEarlyWhenRecordsArrive) {

@@ -285,5 +285,45 @@ TEST(ClientProducerSequence, DuplicateSequenceNumberIsASuccess) {
                          }));
 }
 
+// Seed 19 of cluster_crashes_partitions: a leader that appended an acks=all batch and stopped leading before the
+// replicas confirmed it answers NOT_LEADER_OR_FOLLOWER (as Kafka's does), and the next leader may commit the records.
+// Such a batch may have been appended: whatever its later attempts answer, it never settles kFailed.
+ProducerConfig retrying(int16_t acks) {
+  ProducerConfig config;
+  config.acks = acks;
+  config.delivery_timeout = 2s;
+  return config;
+}
+
+TEST(ClientProducerOutcome, AcksAllAnsweredNotLeaderOrFollowerMayHaveBeenAppended) {
+  ProduceScript script;
+  int produces = 0;
+  script.on_produce = [&](Stream& stream, const Produced& p) {
+    ++produces;
+    answer_produce(stream, p.request, 6, -1);  // NOT_LEADER_OR_FOLLOWER, until the delivery timeout
+  };
+  ScriptedBroker broker;
+  ASSERT_TRUE(broker.run([&](Env, Stream& stream, int) { script.serve(stream); },
+                         [&](Env, Client& client) {
+                           Producer producer(client, retrying(-1));
+                           const ProduceResult result = producer.send_and_wait(kPartition, {record_of("a")});
+                           EXPECT_EQ(result.outcome, Outcome::kUnknown) << result.error;
+                         }));
+  EXPECT_GE(produces, 2) << "retried until the delivery timeout";
+}
+
+TEST(ClientProducerOutcome, AcksOneAnsweredNotLeaderOrFollowerWasNotAppended) {
+  ProduceScript script;
+  script.on_produce = [&](Stream& stream, const Produced& p) { answer_produce(stream, p.request, 6, -1); };
+  ScriptedBroker broker;
+  ASSERT_TRUE(broker.run([&](Env, Stream& stream, int) { script.serve(stream); },
+                         [&](Env, Client& client) {
+                           Producer producer(client, retrying(1));
+                           const ProduceResult result = producer.send_and_wait(kPartition, {record_of("a")});
+                           EXPECT_EQ(result.outcome, Outcome::kFailed) << "acks=1 is answered after the append";
+                           EXPECT_EQ(result.error_code, 6);
+                         }));
+}
+
 }  // namespace
 }  // namespace sluice::client

@@ -57,7 +57,12 @@ class ReplicaWorld {
       if (other != id) cut(id, other);
     }
   }
-  void heal() { cut_.clear(); }
+  // Drops what `from` sends to `to`, not the other way.
+  void cut_one_way(int32_t from, int32_t to) { one_way_.insert({from, to}); }
+  void heal() {
+    cut_.clear();
+    one_way_.clear();
+  }
 
   SimWorld& world() { return cluster_.world(); }
   SimNode& node(int32_t id) { return cluster_.node(static_cast<size_t>(id - 1)); }
@@ -177,7 +182,7 @@ class ReplicaWorld {
   }
 
   void deliver(int32_t from, int32_t to, std::vector<raft::Envelope> batch) {
-    if (cut_.contains({std::min(from, to), std::max(from, to)})) return;
+    if (cut_.contains({std::min(from, to), std::max(from, to)}) || one_way_.contains({from, to})) return;
     auto shared = std::make_shared<std::vector<raft::Envelope>>(std::move(batch));
     world().schedule_after(2ms, static_cast<sluice::NodeId>(to), EventKind::kNetwork, [this, from, to, shared] {
       if (raft::RaftHost* target = nodes_[static_cast<size_t>(to - 1)]->host) {
@@ -191,6 +196,7 @@ class ReplicaWorld {
   std::vector<int32_t> replicas_;
   std::vector<std::unique_ptr<NodeState>> nodes_;
   std::set<std::pair<int32_t, int32_t>> cut_;
+  std::set<std::pair<int32_t, int32_t>> one_way_;
 };
 
 TEST(ReplicatedPartition, OneReplicaLeadsInItsTermAndTheFollowersRefuseProduceNamingIt) {
@@ -349,5 +355,61 @@ TEST(ReplicatedPartition, AnIdempotentRetryOnANewLeaderIsAnsweredWithTheOriginal
   });
 }
 
+// Seed 61 of cluster_crashes_partitions: the raft host's driver appends a proposal, finishes it (kAppended), and
+// goes on stepping inbound messages in the same wake-up; one AppendEntries of a newer term whose previous entry the
+// old leader holds both deposes it and cuts its uncommitted suffix, before the producing fiber resumes (and before
+// the role change is even reported to the Partition). The produce must not answer offsets its log no longer holds
+// (Partition asserted so, partition.cc): it answers NOT_LEADER_OR_FOLLOWER. Without the fix this aborts on that
+// assertion.
+TEST(ReplicatedPartition, AnAppendCutBeforeItsProducerResumesIsAnsweredNotLeader) {
+  ReplicaWorld w;
+  const int32_t first = w.elect();
+  ASSERT_TRUE(w.produce(first, 2, Acks::kAll).ok());
+  ASSERT_TRUE(w.run_until([&] {
+    for (int32_t id : {1, 2, 3}) {
+      if (w.partition(id)->log_end_offset() != w.partition(first)->log_end_offset()) return false;
+    }
+    return true;
+  }));
+  // The leader still hears the others but is not heard: they elect a new leader, whose first append to the old one
+  // follows the last entry both hold, so that one message raises the term and cuts the old leader's suffix at once,
+  // while the old leader's producers keep proposing.
+  std::shared_ptr<Partition> held = w.partition(first)->shared_from_this();
+  Env env = w.node(first).env();
+  int running = 0;
+  int answered_ok = 0;
+  for (int f = 0; f < 16; ++f) {
+    ++running;
+    w.node(first).scheduler().spawn("producer", [&, held, env, f] {
+      while (held->is_leader()) {
+        std::vector<storage::RecordError> errors;
+        Result<Appended> appended =
+            held->append_records(batch_of(1, to_unix_ms(env.clock.wall_now())), Acks::kLeader, &errors);
+        if (!appended.ok()) {
+          EXPECT_EQ(error_of(appended.status()), ErrorCode::kNotLeaderOrFollower) << appended.status().to_string();
+          break;
+        }
+        ++answered_ok;
+        // An answered append is in this log when it is answered.
+        EXPECT_LT(appended->result.last_offset, held->log_end_offset());
+        if (f % 2 == 0) env.scheduler.sleep_for(std::chrono::microseconds(50 + 37 * f));
+      }
+      --running;
+    });
+  }
+  for (int32_t id : {1, 2, 3}) {
+    if (id != first) w.cut_one_way(first, id);
+  }
+  ASSERT_TRUE(w.run_until([&] { return running == 0; }, 20s));
+  EXPECT_GT(answered_ok, 0);
+  w.heal();
+  int32_t second = -1;
+  ASSERT_TRUE(w.run_until([&] {
+    second = w.agreed_leader();
+    return second >= 0 && second != first &&
+           w.partition(first)->log_end_offset() == w.partition(second)->log_end_offset();
+  }));
+  EXPECT_EQ(w.log_bytes(first), w.log_bytes(second)) << "the deposed leader's suffix was replaced";
+}
 }  // namespace
 }  // namespace sluice::cluster

@@ -38,7 +38,7 @@ class KafkaClient {
 
   template <protocol::ApiMessage Req>
   Status send(const Req& request, int16_t version) {
-    protocol::RequestHeader header{Req::kApiKey, version, next_correlation_id_++, std::string("test-client")};
+    protocol::RequestHeader header{Req::kApiKey, version, next_correlation_id_++, client_id_};
     SLUICE_ASSIGN_OR_RETURN(Bytes frame, protocol::encode_request_frame(header, request));
     return stream_->write_all(frame);
   }
@@ -59,9 +59,11 @@ class KafkaClient {
 
   Stream& stream() { return *stream_; }
   int32_t last_correlation_id() const { return last_correlation_id_; }
+  void set_client_id(std::string client_id) { client_id_ = std::move(client_id); }
 
  private:
   std::unique_ptr<Stream> stream_;
+  std::string client_id_ = "test-client";
   int32_t next_correlation_id_ = 1;
   int32_t last_correlation_id_ = -1;
 };

@@ -90,8 +90,8 @@ class HistoryBuilder {
     history.complete(id, at(when + 1ms));
   }
 
-  void world(WorldEvent::Kind kind, Duration when, int64_t amount_ms = 0) {
-    history.world(WorldEvent{kind, at(when), "n1", "", amount_ms});
+  void world(WorldEvent::Kind kind, Duration when, int64_t amount_ms = 0, const std::string& node = "n1") {
+    history.world(WorldEvent{kind, at(when), node, "", amount_ms});
   }
 
   void effect(storage::LogEffect::Kind kind, const std::string& topic, int32_t partition, int64_t from, int64_t to,
@@ -104,8 +104,9 @@ class HistoryBuilder {
     history.effect(TimedEffect{at(when), "n1", e});
   }
 
-  CheckReport check(std::map<std::string, TopicFacts> topics, const std::string& only) const {
-    CheckContext ctx{history, std::move(topics), 1000, 0};
+  // `brokers` > 1: the history is a cluster's.
+  CheckReport check(std::map<std::string, TopicFacts> topics, const std::string& only, int brokers = 1) const {
+    CheckContext ctx{history, std::move(topics), 1000, 0, brokers};
     return run_checkers(ctx, {only});
   }
 

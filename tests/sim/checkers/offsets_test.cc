@@ -34,6 +34,26 @@ TEST(Offsets, ACutAboveTheOffsetExcusesNothing) {
   EXPECT_TRUE(has_violation(h.check(one_topic(), "offsets"), "one-offset-one-record"));
 }
 
+// On a cluster, a leader change cuts what no quorum had: an acks=1 answer's offset may change its record after a
+// fault; a consumer's read or an acks=all answer never may without enough power losses (two on 4 nodes).
+TEST(Offsets, OnAClusterOnlyAnAcksOneRecordMayBeCutByALeaderChange) {
+  HistoryBuilder acks_one;
+  acks_one.produce("t", 0, 5, 11, 1s, std::nullopt, 1);
+  acks_one.world(WorldEvent::Kind::kDown, 2s);
+  acks_one.read(OpKind::kFetch, "t", 0, 5, {{5, std::nullopt, 22}}, 3s);
+  const CheckReport cut = acks_one.check(one_topic(), "offsets", 3);
+  EXPECT_TRUE(cut.violations.empty());
+  EXPECT_EQ(cut.figures.at("offsets reused: an acks=0/1 record cut by a leader change (cluster)"), 1);
+  EXPECT_TRUE(has_violation(acks_one.check(one_topic(), "offsets", 1), "one-offset-one-record"));  // one node
+
+  HistoryBuilder read_then_cut;
+  read_then_cut.read(OpKind::kFetch, "t", 0, 5, {{5, std::nullopt, 11}}, 1s);
+  read_then_cut.world(WorldEvent::Kind::kDown, 2s);
+  read_then_cut.world(WorldEvent::Kind::kPowerLoss, 2s, 0, "n2");
+  read_then_cut.read(OpKind::kFinalRead, "t", 0, 5, {{5, std::nullopt, 22}}, 3s);
+  EXPECT_TRUE(has_violation(read_then_cut.check(one_topic(), "offsets", 4), "one-offset-one-record"));
+}
+
 TEST(Offsets, ReadsMustIncrease) {
   HistoryBuilder h;
   h.read(OpKind::kFetch, "t", 0, 0, {{1, std::nullopt, 11}, {1, std::nullopt, 12}}, 3s);

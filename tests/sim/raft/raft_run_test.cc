@@ -44,7 +44,7 @@ TEST(RaftScenario, TheRaftTableParsesAndPrintsBack) {
 TEST(RaftScenario, BadRaftSettingsAreRefusedByName) {
   EXPECT_FALSE(parse_scenario("name = \"x\"\nbrokers = 3\n[raft]\ndurability = \"maybe\"\n", "x.toml").ok());
   EXPECT_FALSE(parse_scenario("name = \"x\"\nbrokers = 3\n[raft]\ngroups = 0\n", "x.toml").ok());
-  EXPECT_FALSE(parse_scenario("name = \"x\"\nbrokers = 3\n", "x.toml").ok());  // brokers > 1 needs [raft]
+  EXPECT_FALSE(parse_scenario("name = \"x\"\nbrokers = 10\n[raft]\n", "x.toml").ok());  // 1..9 nodes
   const auto topics = parse_scenario("name = \"x\"\nbrokers = 3\n[raft]\n[[topics]]\nname = \"t\"\n", "x.toml");
   ASSERT_FALSE(topics.ok());
   EXPECT_NE(topics.status().message().find("no topics"), std::string::npos);
