@@ -178,6 +178,47 @@ TEST(ClientProducerSequence, OutOfOrderBehindAFailedBatchIsSentAgainWithTheSameS
   EXPECT_EQ(script.init_requests.size(), 1u) << "no new producer id";
 }
 
+// On a cluster a leader may answer NOT_LEADER_OR_FOLLOWER after appending (it lost leadership during the acks=all
+// wait) while the batches behind it succeed: the retry of the first then goes with the first batch after those, a
+// gap in the window's sequences that is no gap at the broker (seed 116 of cluster_crashes_partitions asserted here).
+TEST(ClientProducerSequence, ARetryWhoseLaterBatchesSucceededIsFollowedByTheNextNewBatch) {
+  ProduceScript script;
+  std::vector<Produced> held;
+  std::vector<int32_t> sequences;
+  script.on_produce = [&](Stream& stream, const Produced& p) {
+    sequences.push_back(p.batch.base_sequence);
+    if (sequences.size() > 3) {  // the retry of "a" is a duplicate: its original offset; then "d"
+      answer_produce(stream, p.request, 0, p.batch.base_sequence);
+      return;
+    }
+    held.push_back(p);
+    if (held.size() < 3) return;
+    answer_produce(stream, held[0].request, 6, -1);  // appended, then leadership moved during the acks=all wait
+    answer_produce(stream, held[1].request, 0, 1);
+    answer_produce(stream, held[2].request, 0, 2);
+  };
+  ScriptedBroker broker;
+  ASSERT_TRUE(broker.run([&](Env, Stream& stream, int) { script.serve(stream); },
+                         [&](Env env, Client& client) {
+                           Producer producer(client, idempotent());
+                           std::vector<ProduceResult> results;
+                           for (const char* value : {"a", "b", "c"}) {
+                             producer.send(kPartition, {record_of(value)},
+                                           [&](const ProduceResult& r) { results.push_back(r); });
+                           }
+                           while (results.size() < 2) env.scheduler.sleep_for(1ms);  // "b" and "c"; "a" waits
+                           producer.send(kPartition, {record_of("d")},
+                                         [&](const ProduceResult& r) { results.push_back(r); });
+                           producer.flush();
+                           ASSERT_EQ(results.size(), 4u);
+                           for (const ProduceResult& r : results) EXPECT_EQ(r.outcome, Outcome::kOk) << r.error;
+                           EXPECT_EQ(results[2].base_sequence, 0);
+                           EXPECT_EQ(results[2].attempts, 2);
+                           EXPECT_EQ(results[3].base_sequence, 3);
+                         }));
+  EXPECT_EQ(sequences, (std::vector<int32_t>{0, 1, 2, 0, 3}));
+}
+
 // The window's answers can arrive while the sender is suspended on its way to writing the next batch (here, in the
 // metadata refresh that finds the leader): a connection that breaks fails its calls while the refresh retries on a
 // new connection. The next batch must not be the first written on that new connection, ahead of the retries of the
