@@ -5,8 +5,12 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "core/client/client.h"
 #include "core/protocol/messages/init_producer_id.h"
@@ -105,6 +109,23 @@ void answer_produce(Stream& stream, const Request& request, int16_t error, int64
   answer(stream, request, response);
 }
 
+// A script that holds the first three produces until all have come, then answers them (error, offset) in order,
+// and answers every later one at once, at its sequence as offset; `sequences` records each produce's base sequence.
+std::function<void(Stream&, const Produced&)> hold_three_then(std::vector<int32_t>& sequences,
+                                                              std::vector<std::pair<int16_t, int64_t>> answers) {
+  auto held = std::make_shared<std::vector<Produced>>();
+  return [&sequences, held, answers](Stream& stream, const Produced& p) {
+    sequences.push_back(p.batch.base_sequence);
+    if (sequences.size() > 3) {
+      answer_produce(stream, p.request, 0, p.batch.base_sequence);
+      return;
+    }
+    held->push_back(p);
+    if (held->size() < 3) return;
+    for (size_t i = 0; i < 3; ++i) answer_produce(stream, (*held)[i].request, answers[i].first, answers[i].second);
+  };
+}
+
 ProducerConfig idempotent() {
   ProducerConfig config;
   config.idempotent = true;
@@ -142,20 +163,9 @@ TEST(ClientProducerSequence, OutOfOrderAtTheHeadFailsTheBatchAndStartsAfreshUnde
 
 TEST(ClientProducerSequence, OutOfOrderBehindAFailedBatchIsSentAgainWithTheSameSequences) {
   ProduceScript script;
-  std::vector<Produced> held;
   std::vector<int32_t> sequences;
-  script.on_produce = [&](Stream& stream, const Produced& p) {
-    sequences.push_back(p.batch.base_sequence);
-    if (sequences.size() > 3) {
-      answer_produce(stream, p.request, 0, p.batch.base_sequence);
-      return;
-    }
-    held.push_back(p);  // all three arrive before any answer
-    if (held.size() < 3) return;
-    answer_produce(stream, held[0].request, 6, -1);   // NOT_LEADER_OR_FOLLOWER: retriable, not appended
-    answer_produce(stream, held[1].request, 45, -1);  // so the next ones cannot follow
-    answer_produce(stream, held[2].request, 45, -1);
-  };
+  // NOT_LEADER_OR_FOLLOWER: retriable, not appended; so the next ones cannot follow (OUT_OF_ORDER_SEQUENCE_NUMBER).
+  script.on_produce = hold_three_then(sequences, {{6, -1}, {45, -1}, {45, -1}});
   ScriptedBroker broker;
   ASSERT_TRUE(broker.run([&](Env, Stream& stream, int) { script.serve(stream); },
                          [&](Env, Client& client) {
@@ -183,20 +193,10 @@ TEST(ClientProducerSequence, OutOfOrderBehindAFailedBatchIsSentAgainWithTheSameS
 // gap in the window's sequences that is no gap at the broker (seed 116 of cluster_crashes_partitions asserted here).
 TEST(ClientProducerSequence, ARetryWhoseLaterBatchesSucceededIsFollowedByTheNextNewBatch) {
   ProduceScript script;
-  std::vector<Produced> held;
   std::vector<int32_t> sequences;
-  script.on_produce = [&](Stream& stream, const Produced& p) {
-    sequences.push_back(p.batch.base_sequence);
-    if (sequences.size() > 3) {  // the retry of "a" is a duplicate: its original offset; then "d"
-      answer_produce(stream, p.request, 0, p.batch.base_sequence);
-      return;
-    }
-    held.push_back(p);
-    if (held.size() < 3) return;
-    answer_produce(stream, held[0].request, 6, -1);  // appended, then leadership moved during the acks=all wait
-    answer_produce(stream, held[1].request, 0, 1);
-    answer_produce(stream, held[2].request, 0, 2);
-  };
+  // "a" appended, then leadership moved during its acks=all wait; "b" and "c" acknowledged. Later: the retry of
+  // "a" (a duplicate: its original offset), then "d".
+  script.on_produce = hold_three_then(sequences, {{6, -1}, {0, 1}, {0, 2}});
   ScriptedBroker broker;
   ASSERT_TRUE(broker.run([&](Env, Stream& stream, int) { script.serve(stream); },
                          [&](Env env, Client& client) {
