@@ -51,8 +51,7 @@ void Analysis::index_world() {
   for (const WorldEvent& e : ctx_.history.events()) {
     switch (e.kind) {
       case WorldEvent::Kind::kPowerLoss:
-        power_losses_.push_back(e.at);
-        node_power_losses_.emplace_back(e.at, e.node);
+        power_losses_.emplace_back(e.at, e.node);
         faults_.push_back(e.at);
         break;
       case WorldEvent::Kind::kFault: faults_.push_back(e.at); break;
@@ -163,16 +162,12 @@ const Write* Analysis::write_of(uint64_t digest) const {
 }
 
 bool Analysis::power_loss_after(Instant t) const {
-  return std::any_of(power_losses_.begin(), power_losses_.end(), [t](Instant p) { return p >= t; });
-}
-
-bool Analysis::power_loss_between(Instant a, Instant b) const {
-  return std::any_of(power_losses_.begin(), power_losses_.end(), [a, b](Instant p) { return p >= a && p <= b; });
+  return std::any_of(power_losses_.begin(), power_losses_.end(), [t](const auto& p) { return p.first >= t; });
 }
 
 bool Analysis::quorum_power_loss_between(Instant a, Instant b) const {
   std::set<std::string> struck;
-  for (const auto& [at, node] : node_power_losses_) {
+  for (const auto& [at, node] : power_losses_) {
     if (at >= a && at <= b) struck.insert(node);
   }
   // A write on a quorum Q (in page caches) is gone once a majority that lacks it elects a leader: the nodes outside Q
@@ -184,10 +179,6 @@ bool Analysis::quorum_power_loss_between(Instant a, Instant b) const {
 }
 
 bool Analysis::quorum_power_loss_after(Instant t) const { return quorum_power_loss_between(t, Instant::max()); }
-
-bool Analysis::fault_between(Instant a, Instant b) const {
-  return std::any_of(faults_.begin(), faults_.end(), [a, b](Instant f) { return f >= a && f <= b; });
-}
 
 int64_t Analysis::wall_ms(Instant t) const {
   int64_t wall = ctx_.wall_epoch_ms + ms_of(t);

@@ -99,20 +99,17 @@ class Analysis {
   // The final read of each partition of the last incarnation (by partition key).
   const std::map<PartitionKey, FinalRead>& final_reads() const { return final_reads_; }
 
-  // Power losses of broker nodes after `t`, or within [a, b] (any node: one-node runs have one broker).
+  // Whether any broker lost power at or after `t`.
   bool power_loss_after(Instant t) const;
-  bool power_loss_between(Instant a, Instant b) const;
   // Whether power losses from `t` (or within [a, b]) struck enough brokers, each node counted once, to take a record
   // a quorum had in its page cache only (`replicated`): 2 * majority - n of them, so 1 on one broker or an odd
   // cluster (the quorum's other members may merely be down while the rest elect a leader without it: the trade-off
   // core/raft/README.md states), 2 on an even one.
   bool quorum_power_loss_after(Instant t) const;
   bool quorum_power_loss_between(Instant a, Instant b) const;
-  // Whether any fault began, or a node went down, within [a, b]; whether the run had none at all (then nothing
-  // may be lost, whatever the acks).
-  bool fault_between(Instant a, Instant b) const;
-  // Whether a fault began, or a node went down, at or before `t` (a partition begun earlier may still hold).
-  bool fault_before(Instant t) const { return fault_between(Instant::min(), t); }
+  // Whether a fault began, or a node went down, at or before `t` (a partition begun earlier may still hold); whether
+  // the run had none at all (then nothing may be lost, whatever the acks).
+  bool fault_before(Instant t) const { return !faults_.empty() && faults_.front() <= t; }
   bool faultless() const { return faults_.empty(); }
   bool cluster() const { return ctx_.brokers > 1; }
   // The broker's wall clock (ms) at virtual time t, and its least and greatest value over [a, b]. One broker's:
@@ -142,9 +139,8 @@ class Analysis {
   std::map<PartitionKey, ObservationsByOffset> observations_;
   std::map<PartitionKey, FinalRead> final_reads_;
   std::map<std::pair<std::string, int32_t>, std::vector<Instant>> deletions_;  // declared, by partition
-  std::vector<Instant> power_losses_;
-  std::vector<std::pair<Instant, std::string>> node_power_losses_;  // (time, node)
-  std::vector<Instant> faults_;                                     // faults begun and nodes down, in time order
+  std::vector<std::pair<Instant, std::string>> power_losses_;  // (time, node)
+  std::vector<Instant> faults_;                                // faults begun and nodes down, in time order
   std::vector<std::pair<Instant, int64_t>> clock_jumps_;  // (time, ms); one broker's
   std::vector<std::pair<Instant, Instant>> serving_;      // intervals a broker was serving
   std::vector<const Operation*> alter_configs_;           // not failed, in invocation order

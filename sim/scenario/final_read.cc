@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "core/protocol/error_codes.h"
 #include "sim/faults/fault.h"
 #include "sim/workload/workload_internal.h"
@@ -43,17 +41,11 @@ ReadEnd read_whole(client::Client& client, const client::TopicPartitionId& tp, O
                               : fetched.status().to_string();
       return ReadEnd::kFailed;
     }
+    // Past the last whole batch returned, control batches included (an answer of only a LeaderChange marker, say at
+    // a segment's end, goes on after it, as consumers do); none: the rest up to the high watermark was compacted away.
+    if (fetched->next_offset <= position) break;
+    position = fetched->next_offset;
     std::vector<RecordView> views = record_views(fetched->records);
-    if (views.empty()) {
-      // Only control batches (a leader's LeaderChange marker, say at a segment's end, which a fetch does not read
-      // past): go on after them, as consumers do.
-      if (fetched->next_offset > position) {
-        position = fetched->next_offset;
-        continue;
-      }
-      break;  // the rest up to the high watermark was compacted away
-    }
-    position = std::max(views.back().offset + 1, fetched->next_offset);
     for (RecordView& v : views) {
       if (v.offset < latest->offset) op.records.push_back(std::move(v));
     }

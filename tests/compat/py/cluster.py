@@ -181,23 +181,22 @@ class Cluster:
     def bootstrap(self, nodes=None):
         return ",".join("%s:%d" % (HOST, self.port(n)) for n in (nodes or sorted(self.nodes)))
 
-    def pid(self, node):
+    def _read_int(self, node, what):
         try:
-            with open(self._file(node, "pid")) as f:
+            with open(self._file(node, what)) as f:
                 return int(f.read())
         except (OSError, ValueError):
             return None
+
+    def pid(self, node):
+        return self._read_int(node, "pid")
 
     def alive(self, node):
         """True while node's sluice runs (its wrapper has not recorded an exit status)."""
         return self.pid(node) is not None and not os.path.exists(self._file(node, "rc"))
 
     def exit_status(self, node):
-        try:
-            with open(self._file(node, "rc")) as f:
-                return int(f.read())
-        except (OSError, ValueError):
-            return None
+        return self._read_int(node, "rc")
 
     def start(self, node, extra_args=()):
         n = self.nodes[node]
