@@ -5,6 +5,7 @@
 
 #include "core/base/mutations.h"
 #include "sim/raft/raft_checks.h"
+#include "tests/source_dir.h"
 
 namespace sluice::sim {
 namespace {
@@ -82,7 +83,7 @@ namespace {
 // Entries covering spans (a partition's record batches) under the crash and partition mix: the checkers compare
 // whole entries (span included) by their first index, and the scenario prints back with its max_count.
 TEST(RaftScenario, EntriesCoveringSpansPassUnderCrashesAndPartitions) {
-  Result<Scenario> s = load_scenario_file(SLUICE_SOURCE_DIR "/scenarios/raft_spans.toml");
+  Result<Scenario> s = load_scenario_file(sluice::testing::source_path("scenarios/raft_spans.toml"));
   ASSERT_TRUE(s.ok()) << s.status().to_string();
   ASSERT_TRUE(s->raft.has_value());
   EXPECT_EQ(s->raft->max_count, 500);
@@ -102,7 +103,7 @@ TEST(RaftScenario, EntriesCoveringSpansPassUnderCrashesAndPartitions) {
 // Seed 1233 crashes a node while its graceful stop waits for the transport's fibers: the join in a destructor met
 // FiberKilled and terminated the process, until the host's and the transport's destructors caught it.
 TEST(RaftScenario, ACrashDuringAGracefulStopUnwindsCleanly) {
-  Result<Scenario> s = load_scenario_file(SLUICE_SOURCE_DIR "/scenarios/raft_crashes_partitions.toml");
+  Result<Scenario> s = load_scenario_file(sluice::testing::source_path("scenarios/raft_crashes_partitions.toml"));
   ASSERT_TRUE(s.ok()) << s.status().to_string();
   RunOptions options;
   options.seed = 1233;

@@ -7,12 +7,13 @@
 #include <filesystem>
 
 #include "sim/scenario/runner.h"
+#include "tests/source_dir.h"
 
 namespace sluice::sim {
 namespace {
 
 Scenario load(const std::string& name) {
-  Result<Scenario> s = load_scenario_file(SLUICE_SOURCE_DIR "/scenarios/" + name);
+  Result<Scenario> s = load_scenario_file(sluice::testing::source_path("scenarios/" + name));
   EXPECT_TRUE(s.ok()) << s.status().to_string();
   return *s;
 }
@@ -35,7 +36,7 @@ TEST_P(EveryScenario, PassesSeedOne) {
 
 std::vector<std::string> scenario_names() {
   std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(SLUICE_SOURCE_DIR "/scenarios")) {
+  for (const auto& entry : std::filesystem::directory_iterator(sluice::testing::source_path("scenarios"))) {
     if (entry.path().extension() == ".toml") names.push_back(entry.path().filename().string());
   }
   std::sort(names.begin(), names.end());

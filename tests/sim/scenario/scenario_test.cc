@@ -5,13 +5,14 @@
 #include <filesystem>
 
 #include "sim/scenario/scenario.h"
+#include "tests/source_dir.h"
 
 namespace sluice::sim {
 namespace {
 
 std::vector<std::string> scenario_files() {
   std::vector<std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator(SLUICE_SOURCE_DIR "/scenarios")) {
+  for (const auto& entry : std::filesystem::directory_iterator(sluice::testing::source_path("scenarios"))) {
     if (entry.path().extension() == ".toml") files.push_back(entry.path().string());
   }
   std::sort(files.begin(), files.end());
