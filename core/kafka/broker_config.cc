@@ -51,6 +51,12 @@ const std::array kKeys = {
         [](BrokerConfig& c, const ConfigValue& v) { c.socket_request_max_bytes = static_cast<size_t>(v.integer); }},
     Key{"max.connections", int_between(1, INT32_MAX),
         [](BrokerConfig& c, const ConfigValue& v) { c.max_connections = as_int(v); }},
+    Key{"auto.leader.rebalance.enable", kBoolean,
+        [](BrokerConfig& c, const ConfigValue& v) { c.auto_leader_rebalance_enable = v.boolean; }},
+    Key{"leader.imbalance.check.interval.seconds", long_between(1, INT32_MAX),
+        [](BrokerConfig& c, const ConfigValue& v) {
+          c.leader_imbalance_check_interval = std::chrono::seconds(v.integer);
+        }},
     // The group coordinator's (core/group).
     Key{"group.initial.rebalance.delay.ms", int_between(0, INT32_MAX),
         [](BrokerConfig& c, const ConfigValue& v) { c.group.initial_rebalance_delay_ms = as_int(v); }},

@@ -36,6 +36,10 @@ struct BrokerConfig {
   // voter of the metadata group with its raft transport address, this node's included. Set together with node.id;
   // empty: a single node, exactly as before.
   std::map<int32_t, Address> controller_quorum_voters;
+  // auto.leader.rebalance.enable and leader.imbalance.check.interval.seconds (cluster mode): every interval, a
+  // node leading a partition whose preferred replica (its first) is in sync hands the leadership back to it.
+  bool auto_leader_rebalance_enable = true;
+  Duration leader_imbalance_check_interval = std::chrono::seconds(300);
   // The raft host's tick in cluster mode (elections take 10-20 ticks); not a Kafka setting: tests shorten it.
   Duration raft_tick = std::chrono::milliseconds(100);
   bool cluster_mode() const { return !controller_quorum_voters.empty(); }

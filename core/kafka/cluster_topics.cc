@@ -319,9 +319,15 @@ Status ClusterTopics::host_partition(const TopicImage& topic, int32_t partition,
 
 void ClusterTopics::report_loop() {
   Event& changed = partitions_.leadership_changed();
+  next_balance_ = env_.clock.now() + config_.leader_imbalance_check_interval;
   while (!stopping_) {
     changed.reset();
     if (node_->registered()) report_leaders();
+    if (config_.auto_leader_rebalance_enable && env_.clock.now() >= next_balance_ && node_->registered() &&
+        !stopping_) {
+      next_balance_ = env_.clock.now() + config_.leader_imbalance_check_interval;
+      hand_back_leaderships();
+    }
     if (stopping_) break;
     changed.wait_until(env_.clock.now() + kReportInterval);
   }
@@ -351,6 +357,26 @@ void ClusterTopics::report_leaders() {
   }
   for (const Status& outcome : *outcomes) {
     if (outcome.ok()) ++stats_.leaders_reported;
+  }
+}
+
+void ClusterTopics::hand_back_leaderships() {
+  for (const storage::TopicPartition& tp : partitions_.partitions()) {
+    const std::shared_ptr<cluster::Partition> partition = partitions_.find(tp);
+    if (partition == nullptr || !partition->replicated() || !partition->is_leader()) continue;
+    const TopicImage* topic = image().topic(tp.topic);
+    if (topic == nullptr || topic->id.to_string() != partition->topic_id()) continue;
+    if (tp.partition >= topic->partition_count()) continue;
+    const int32_t preferred = topic->partitions[static_cast<size_t>(tp.partition)].preferred_leader();
+    if (preferred == config_.node_id) continue;
+    const std::vector<int32_t> in_sync = partition->in_sync_replicas();
+    SLUICE_ASSERT(std::find(in_sync.begin(), in_sync.end(), config_.node_id) != in_sync.end());  // the leader is
+    if (std::find(in_sync.begin(), in_sync.end(), preferred) == in_sync.end()) continue;
+    const raft::GroupId group = cluster::partition_group_id(topic->id, tp.partition);
+    SLUICE_ASSERT(node_->host().raft(group) != nullptr);
+    env_.log.info("partition {}: handing the leadership back to its preferred replica {}", tp.to_string(), preferred);
+    node_->host().transfer_leadership(group, static_cast<raft::NodeId>(preferred));
+    ++stats_.leadership_handed_back;
   }
 }
 

@@ -11,7 +11,8 @@
 //     no longer names.
 //   - the leader reporter: when a partition this node hosts becomes leader (Partition's role hook sets
 //     PartitionManager::leadership_changed), it proposes RecordLeader, so that nodes not hosting the partition can
-//     answer Metadata with its leader. Also every second, which retries what a proposal did not settle.
+//     answer Metadata with its leader. Also every second, which retries what a proposal did not settle. Every
+//     leader.imbalance.check.interval.seconds it also hands leaderships back to preferred replicas.
 //
 // The handlers propose through it (CreateTopic, DeleteTopic, AlterTopicConfig, AllocateProducerIds) and then
 // wait_reconciled(), which returns once the reconciler has followed the image as it was when they asked: an
@@ -78,6 +79,12 @@ class ClusterTopics {
   // Proposes the record and waits until it applied and this node's table has the topic. Errors: the record's
   // refusal (TOPIC_ALREADY_EXISTS, INVALID_REPLICA_ASSIGNMENT...) or REQUEST_TIMED_OUT (its fate unknown).
   Status create_topic(const cluster::metadata::CreateTopic& topic, Instant deadline);
+  // The CreatePartitions record adding `added` partitions to `topic` (`assignment`: each new partition's replicas,
+  // or empty for Kafka's placement continuing the topic's round robin, metadata/placement.h).
+  Result<cluster::metadata::CreatePartitions> plan_partitions(const cluster::metadata::TopicImage& topic, int32_t added,
+                                                              const std::vector<std::vector<int32_t>>& assignment);
+  // Proposes the record and waits until it applied and this node's table has the new count.
+  Status add_partitions(const cluster::metadata::CreatePartitions& record, Instant deadline);
   // DeleteTopic of the topic with this name and id; then waits until this node removed its partitions.
   Status delete_topic(const std::string& name, const cluster::metadata::TopicId& id, Instant deadline);
   // AlterTopicConfig of the keys whose override differs between `current` and `next` (set or deleted); nothing
@@ -106,6 +113,7 @@ class ClusterTopics {
     uint64_t partitions_made = 0;  // partitions created or replicated
     uint64_t partitions_removed = 0;
     uint64_t leaders_reported = 0;  // RecordLeader records applied
+    uint64_t leadership_handed_back = 0;  // transfers to a preferred replica started (auto.leader.rebalance)
   };
   const Stats& stats() const { return stats_; }
 
@@ -125,6 +133,9 @@ class ClusterTopics {
   Status propose_and_follow(cluster::metadata::Record record, Instant deadline);
   void report_loop();
   void report_leaders();
+  // auto.leader.rebalance: hands each partition this node leads back to its preferred replica when that one is in
+  // sync (Kafka's preferred leader election, decided here by the leader instead of a controller).
+  void hand_back_leaderships();
 
   Env env_;
   const BrokerConfig& config_;
@@ -135,6 +146,7 @@ class ClusterTopics {
   ProduceForwarder forwarder_;
   FiberRef reconciler_;
   FiberRef reporter_;
+  Instant next_balance_;             // when the leader reporter next runs hand_back_leaderships()
   uint64_t reconciled_version_ = 0;  // the ClusterNode::version() the last finished pass followed
   WaitQueue reconciled_;
   bool started_ = false;

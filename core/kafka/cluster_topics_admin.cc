@@ -50,6 +50,28 @@ Status ClusterTopics::create_topic(const metadata::CreateTopic& topic, Instant d
   return Status();
 }
 
+Result<metadata::CreatePartitions> ClusterTopics::plan_partitions(const metadata::TopicImage& topic, int32_t added,
+                                                                  const std::vector<std::vector<int32_t>>& assignment) {
+  SLUICE_ASSERT(added >= 1);
+  SLUICE_ASSERT(assignment.empty() || assignment.size() == static_cast<size_t>(added));
+  metadata::ReplicaAssignment replicas;
+  if (assignment.empty()) {
+    SLUICE_ASSIGN_OR_RETURN(replicas, metadata::assign_added_partitions(image().broker_ids(), topic, added));
+  } else {
+    replicas = assignment;
+  }
+  SLUICE_ASSERT(replicas.size() == static_cast<size_t>(added));
+  return metadata::CreatePartitions{metadata::TopicRef{topic.name, topic.id},
+                                    metadata::numbered_partitions(replicas, topic.partition_count())};
+}
+
+Status ClusterTopics::add_partitions(const metadata::CreatePartitions& record, Instant deadline) {
+  SLUICE_ASSERT(!record.partitions.empty());
+  SLUICE_TRY(propose_and_follow(record, deadline));
+  env_.log.info("topic {}: {} partition(s) added", record.topic.name, record.partitions.size());
+  return Status();
+}
+
 Status ClusterTopics::delete_topic(const std::string& name, const metadata::TopicId& id, Instant deadline) {
   SLUICE_ASSERT(!id.is_zero());
   SLUICE_TRY(propose_and_follow(metadata::DeleteTopic{metadata::TopicRef{name, id}}, deadline));

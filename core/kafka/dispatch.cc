@@ -33,6 +33,7 @@ constexpr std::array kHandlers = {
     HandlerEntry{ApiKey::kOffsetForLeaderEpoch, handle_offset_for_leader_epoch},
     HandlerEntry{ApiKey::kDescribeConfigs, handle_describe_configs},
     HandlerEntry{ApiKey::kAlterConfigs, handle_alter_configs},
+    HandlerEntry{ApiKey::kCreatePartitions, handle_create_partitions},
     HandlerEntry{ApiKey::kDeleteGroups, handle_delete_groups},
     HandlerEntry{ApiKey::kIncrementalAlterConfigs, handle_incremental_alter_configs},
     HandlerEntry{ApiKey::kOffsetDelete, handle_offset_delete},

@@ -98,6 +98,35 @@ Result<const TopicInfo*> TopicTable::find_or_create(const std::string& name) {
   return created;
 }
 
+Status TopicTable::add_partitions(const std::string& name, int32_t count) {
+  LockGuard lock(changes_);
+  auto it = topics_.find(name);
+  if (it == topics_.end()) {
+    return kafka_error(ErrorCode::kUnknownTopicOrPartition, fmt::format("topic '{}' does not exist", name));
+  }
+  TopicInfo& info = it->second;
+  if (count <= info.partitions) {
+    return kafka_error(
+        ErrorCode::kInvalidPartitions,
+        fmt::format("topic '{}' has {} partition(s); {} is not an increase", name, info.partitions, count));
+  }
+  const int32_t first = info.partitions;
+  for (int32_t p = first; p < count; ++p) {
+    Result<std::shared_ptr<cluster::Partition>> created =
+        partitions_.create({name, p}, info.config, info.id.to_string());
+    if (created.ok()) continue;
+    for (int32_t made = first; made < p; ++made) {
+      Status undone = partitions_.remove({name, made});
+      if (!undone.ok()) env_.log.warn("topic {}: undoing partition {}: {}", name, made, undone.to_string());
+    }
+    return created.status();
+  }
+  SLUICE_ASSERT(partitions_.find({name, count - 1}) != nullptr);
+  info.partitions = count;  // only now: a request that finds a partition number finds its log
+  env_.log.info("topic {}: {} partition(s) added, {} now", name, count - first, count);
+  return Status();
+}
+
 Status TopicTable::remove(const std::string& name) {
   LockGuard lock(changes_);
   auto it = topics_.find(name);

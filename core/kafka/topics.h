@@ -48,6 +48,9 @@ class TopicTable {
   // when auto.create.topics.enable allows and the name is valid.
   // nullptr (no error) when it does not exist and may not be created.
   Result<const TopicInfo*> find_or_create(const std::string& name);
+  // CreatePartitions on one node: partitions [current, count) made with the topic's config; a failure part-way
+  // removes what it made. UNKNOWN_TOPIC_OR_PARTITION when absent, INVALID_PARTITIONS unless count is an increase.
+  Status add_partitions(const std::string& name, int32_t count);
   // DeleteTopics: every partition's directory goes. UNKNOWN_TOPIC_OR_PARTITION when absent.
   Status remove(const std::string& name);
   // AlterConfigs: the new config for every partition, persisted, effective at once.

@@ -42,6 +42,7 @@ inline constexpr int16_t kNeverFlexible = std::numeric_limits<int16_t>::max();
   X(OffsetForLeaderEpoch, 23, 0, 4, 4)             \
   X(DescribeConfigs, 32, 0, 4, 4)                  \
   X(AlterConfigs, 33, 0, 2, 2)                     \
+  X(CreatePartitions, 37, 0, 3, 2)                 \
   X(DeleteGroups, 42, 0, 2, 2)                     \
   X(IncrementalAlterConfigs, 44, 0, 1, 1)          \
   X(OffsetDelete, 47, 0, 0, kNeverFlexible)        \

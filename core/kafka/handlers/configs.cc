@@ -66,6 +66,15 @@ const std::array kBrokerSettings = {
                   [](const BrokerConfig& c) { return std::to_string(c.socket_request_max_bytes); }},
     BrokerSetting{"max.connections", ConfigType::kInt, "Open connections beyond this are closed at once.",
                   [](const BrokerConfig& c) { return std::to_string(c.max_connections); }},
+    BrokerSetting{"auto.leader.rebalance.enable", ConfigType::kBoolean,
+                  "Whether leadership moves back to a partition's preferred replica once it is in sync (clusters).",
+                  [](const BrokerConfig& c) { return show_bool(c.auto_leader_rebalance_enable); }},
+    BrokerSetting{"leader.imbalance.check.interval.seconds", ConfigType::kLong,
+                  "How often a leader checks whether its partitions' preferred replicas can lead again, in s.",
+                  [](const BrokerConfig& c) {
+                    return std::to_string(
+                        std::chrono::duration_cast<std::chrono::seconds>(c.leader_imbalance_check_interval).count());
+                  }},
     BrokerSetting{"log.retention.check.interval.ms", ConfigType::kLong, "How often retention runs, in ms.",
                   [](const BrokerConfig& c) { return std::to_string(c.storage.log_retention_check_interval_ms); }},
     BrokerSetting{"log.cleaner.enable", ConfigType::kBoolean, "Whether compacted topics are cleaned.",

@@ -18,6 +18,7 @@ Result<HandlerOutcome> handle_delete_topics(RequestContext& ctx, ByteView body);
 Result<HandlerOutcome> handle_delete_records(RequestContext& ctx, ByteView body);
 Result<HandlerOutcome> handle_describe_configs(RequestContext& ctx, ByteView body);
 Result<HandlerOutcome> handle_alter_configs(RequestContext& ctx, ByteView body);
+Result<HandlerOutcome> handle_create_partitions(RequestContext& ctx, ByteView body);
 Result<HandlerOutcome> handle_incremental_alter_configs(RequestContext& ctx, ByteView body);
 Result<HandlerOutcome> handle_describe_cluster(RequestContext& ctx, ByteView body);
 // Consumer groups (group_membership.cc, group_offsets.cc, group_admin.cc).

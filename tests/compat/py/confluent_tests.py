@@ -12,6 +12,8 @@ usage: /usr/bin/python3 confluent_tests.py TEST [ARG]
   admin_describe_configs DescribeConfigs of a topic
   admin_alter_configs    AlterConfigs then DescribeConfigs shows the new value
   admin_invalid_config   an invalid value is INVALID_CONFIG (40) in CreateTopics and AlterConfigs
+  admin_create_partitions CreatePartitions from 1 to 3: the metadata lists 3, partition 2 takes records; a count
+                         that is no increase is INVALID_PARTITIONS
 """
 import concurrent.futures
 import json
@@ -20,7 +22,7 @@ import time
 from compat import (CONNECT_TIMEOUT_S, REQUEST_TIMEOUT_S, TestFailure, big_values, bootstrap, check, check_equal,
                     check_stored_codec, run_tests, step, unique_topic)
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic
 
 COMMON = {
     "bootstrap.servers": None,  # filled in by conf()
@@ -274,6 +276,35 @@ def test_admin_invalid_config():
     check_equal(describe(client, topic).get("cleanup.policy"), "delete", "cleanup.policy after the rejected alter")
 
 
+def test_admin_create_partitions():
+    client = admin()
+    topic = unique_topic("ck-partitions")
+    create_topic(client, topic)
+    step("CreatePartitions %s to 3" % topic)
+    futures = client.create_partitions([NewPartitions(topic, 3)], operation_timeout=REQUEST_TIMEOUT_S,
+                                       request_timeout=REQUEST_TIMEOUT_S)
+    result(futures[topic], "CreatePartitions %s" % topic)
+    md = client.list_topics(topic, timeout=REQUEST_TIMEOUT_S)
+    check_equal(sorted(md.topics[topic].partitions), [0, 1, 2], "partitions in the metadata")
+    producer = Producer(conf(**{"client.id": "compat-confluent-partitions", "acks": "all"}))
+    reports = []
+    producer.produce(topic, value=b"in-partition-2", partition=2, on_delivery=lambda err, msg: reports.append(err))
+    check_equal(producer.flush(REQUEST_TIMEOUT_S), 0, "messages still queued")
+    check_equal(reports, [None], "the delivery report of the produce to partition 2")
+    consumer = Consumer(conf(**{"group.id": unique_topic("ck-partitions-reader"), "enable.auto.commit": False}))
+    consumer.assign([TopicPartition(topic, 2, OFFSET_BEGINNING)])
+    msg = consumer.poll(REQUEST_TIMEOUT_S)
+    consumer.close()
+    check(msg is not None and msg.error() is None, "no record read from partition 2: %r" % msg)
+    check_equal(msg.value(), b"in-partition-2", "the record in partition 2")
+    futures = client.create_partitions([NewPartitions(topic, 2)], request_timeout=REQUEST_TIMEOUT_S)
+    try:
+        futures[topic].result(timeout=REQUEST_TIMEOUT_S)
+        raise AssertionError("shrinking %s to 2 partitions succeeded" % topic)
+    except KafkaException as e:
+        check_equal(e.args[0].code(), KafkaError.INVALID_PARTITIONS, "error of a count that is no increase")
+
+
 if __name__ == "__main__":
     run_tests({
         "produce_acks": test_produce_acks,
@@ -284,4 +315,5 @@ if __name__ == "__main__":
         "admin_describe_configs": test_admin_describe_configs,
         "admin_alter_configs": test_admin_alter_configs,
         "admin_invalid_config": test_admin_invalid_config,
+        "admin_create_partitions": test_admin_create_partitions,
     })

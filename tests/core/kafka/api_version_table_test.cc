@@ -17,6 +17,7 @@
 #include "core/protocol/header.h"
 #include "core/protocol/messages/alter_configs.h"
 #include "core/protocol/messages/api_versions.h"
+#include "core/protocol/messages/create_partitions.h"
 #include "core/protocol/messages/create_topics.h"
 #include "core/protocol/messages/delete_groups.h"
 #include "core/protocol/messages/delete_records.h"
@@ -295,6 +296,19 @@ struct Messages<ApiKey::kAlterConfigs> {
     Request request;
     request.resources.push_back({kTopicResource, kTopic, {{"retention.ms", "7200000"}}});
     request.validate_only = true;
+    return request;
+  }
+};
+
+template <>
+struct Messages<ApiKey::kCreatePartitions> {
+  using Request = protocol::CreatePartitionsRequest;
+  using Response = protocol::CreatePartitionsResponse;
+  static Request make(int16_t) {
+    Request request;
+    request.topics.push_back({kTopic, 4, std::nullopt});
+    request.timeout_ms = 1000;
+    request.validate_only = true;  // every version runs against the same topic
     return request;
   }
 };

@@ -35,8 +35,10 @@ inline constexpr int16_t kNotLeaderOrFollower = 6;
 
 class KafkaCluster {
  public:
-  explicit KafkaCluster(int32_t nodes = 3, uint64_t seed = 5, MutationSet mutations = {})
-      : cluster_(seed, LogLevel::kOff), nodes_(nodes), mutations_(mutations) {
+  // `configure` adjusts every broker's config at each boot (after the cluster's own settings).
+  explicit KafkaCluster(int32_t nodes = 3, uint64_t seed = 5, MutationSet mutations = {},
+                        std::function<void(BrokerConfig&)> configure = {})
+      : cluster_(seed, LogLevel::kOff), nodes_(nodes), mutations_(mutations), configure_(std::move(configure)) {
     for (int32_t i = 0; i < nodes; ++i) {
       cluster_.add_node();
       states_.push_back(std::make_unique<State>());
@@ -108,6 +110,7 @@ class KafkaCluster {
     }
     options.broker.raft_tick = 50ms;
     options.broker.mutations = mutations_;
+    if (configure_) configure_(options.broker);
     broker::Node node(env, std::move(options));
     const Status run = node.run([&state](Broker& broker, const Address&) { state.broker = &broker; });
     EXPECT_TRUE(run.ok()) << run.to_string();
@@ -116,6 +119,7 @@ class KafkaCluster {
   SimCluster cluster_;
   int32_t nodes_;
   MutationSet mutations_;
+  std::function<void(BrokerConfig&)> configure_;
   SimNode* client_ = nullptr;
   std::vector<std::unique_ptr<State>> states_;
 };

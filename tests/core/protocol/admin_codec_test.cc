@@ -8,6 +8,7 @@
 
 #include "core/protocol/header.h"
 #include "core/protocol/messages/alter_configs.h"
+#include "core/protocol/messages/create_partitions.h"
 #include "core/protocol/messages/create_topics.h"
 #include "core/protocol/messages/delete_records.h"
 #include "core/protocol/messages/delete_topics.h"
@@ -394,6 +395,36 @@ TEST(AdminCodec, DescribeClusterBytesAndRoundTrips) {
   expect_body(response, 0, "00000000 0000 00 | 0263 00000001 | 02 00000001 0268 00002384 00 00 | 80000000 | 00");
   expect_body(response, 1, "00000000 0000 00 01 | 0263 00000001 | 02 00000001 0268 00002384 00 00 | 80000000 | 00");
   EXPECT_EQ(round_trip(response, 1).brokers[0].port, 9092);
+}
+
+// --- CreatePartitions ---
+
+// kafka-python 2.0.2: CreatePartitionsRequest[1](topic_partitions=[('t', (3, [[1, 2]])), ('u', (2, None))],
+// timeout=5000, validate_only=False).encode() (its response classes do not encode).
+TEST(AdminCodec, CreatePartitionsBytesAndRoundTrips) {
+  CreatePartitionsRequest request;
+  request.topics.push_back({"t", 3, std::vector<CreatePartitionsRequest::Assignment>{{{1, 2}}}});
+  request.topics.push_back({"u", 2, std::nullopt});
+  request.timeout_ms = 5000;
+  const char* kV1 = "00000002 | 0001 74 00000003 00000001 00000002 00000001 00000002 | 0001 75 00000002 ffffffff |"
+                    " 00001388 00";
+  expect_body(request, 0, kV1);
+  expect_body(request, 1, kV1);
+  // v2 is flexible: compact arrays and strings (a null array is 00), a tagged-field block per struct.
+  expect_body(request, 2, "03 | 0274 00000003 02 03 00000001 00000002 00 00 | 0275 00000002 00 00 | 00001388 00 00");
+  EXPECT_FALSE(round_trip(request, 3).topics[1].assignments.has_value());
+  EXPECT_EQ(round_trip(request, 3).topics[0].assignments->at(0).broker_ids.size(), 2u);
+
+  CreatePartitionsResponse response;
+  response.throttle_time_ms = 5;
+  response.results.push_back({"t", 37, "no"});
+  response.results.push_back({"u", 0, std::nullopt});
+  expect_body(response, 1, "00000005 00000002 | 0001 74 0025 0002 6e6f | 0001 75 0000 ffff");
+  expect_body(response, 2, "00000005 03 | 0274 0025 03 6e6f 00 | 0275 0000 00 00 | 00");
+  for (int16_t v = 0; v <= 3; ++v) {
+    EXPECT_EQ(round_trip(response, v).results[0].error_message, "no") << v;
+    EXPECT_FALSE(round_trip(response, v).results[1].error_message.has_value()) << v;
+  }
 }
 
 // The kafka-python script (run with /usr/bin/python3):

@@ -57,7 +57,7 @@ TEST(ApiTable, AdminApisServeEveryKafka39Version) {
   for (const Range& expected :
        {Range{ApiKey::kCreateTopics, 0, 7}, Range{ApiKey::kDeleteTopics, 0, 6}, Range{ApiKey::kDeleteRecords, 0, 2},
         Range{ApiKey::kInitProducerId, 0, 5}, Range{ApiKey::kOffsetForLeaderEpoch, 0, 4},
-        Range{ApiKey::kDescribeConfigs, 0, 4}, Range{ApiKey::kAlterConfigs, 0, 2},
+        Range{ApiKey::kDescribeConfigs, 0, 4}, Range{ApiKey::kAlterConfigs, 0, 2}, Range{ApiKey::kCreatePartitions, 0, 3},
         Range{ApiKey::kIncrementalAlterConfigs, 0, 1}, Range{ApiKey::kDescribeCluster, 0, 1}}) {
     const ApiInfo& api = api_info(expected.key);
     EXPECT_EQ(api.min_version, expected.min) << api.name;
