@@ -35,6 +35,16 @@ Raft::Raft(const Options& options, Membership membership, RaftLog& log, HardStat
     hard_.voted_for = options_.id;
   }
   hard_.incarnation = persisted.incarnation + 1;
+  // Under `replicated` an entry counts once appended, so an unclean stop may have taken entries this node had
+  // acknowledged (a node that never stored a hard state, incarnation 0, never acknowledged anything).
+  if (options_.commit_mode == CommitMode::kReplicated && options_.unclean_start && persisted.incarnation > 0) {
+    if (options_.mutations.has(Mutation::kRaftUncleanNodeVotes)) [[unlikely]] {
+      SLUICE_PROBE("mutation.raft-unclean-node-votes");
+    } else {
+      SLUICE_PROBE("raft.unclean_start");
+      unclean_ = true;
+    }
+  }
   hard_version_ = 1;  // every message waits for the restarted incarnation to be persisted
   become_follower(hard_.term, kNoNode);
   SLUICE_ASSERT(hard_.term >= persisted.term);
@@ -132,6 +142,7 @@ void Raft::become_leader() {
 
 void Raft::campaign() {
   if (!membership_.is_voter(options_.id)) return;  // learners never campaign
+  if (unclean_) return;                            // nor does a node that may have lost what it acknowledged
   if (role_ == Role::kLeader) return;
   if (options_.pre_vote) {
     become_pre_candidate();
@@ -201,7 +212,7 @@ void Raft::dispatch(const Message& m) {
     case MessageType::kHeartbeatResponse: return handle_heartbeat_response(m);
     case MessageType::kTimeoutNow:
       SLUICE_ASSERT(m.term == hard_.term);
-      if (role_ == Role::kLeader || !membership_.is_voter(options_.id)) return;
+      if (role_ == Role::kLeader || !membership_.is_voter(options_.id) || unclean_) return;
       SLUICE_PROBE("raft.timeout_now");
       leader_ = kNoNode;
       return become_candidate(true);
