@@ -155,6 +155,35 @@ TEST(RaftUncleanStart, AfterTheFallbackACommittedEntryIsCutBelowTheCommitIndex) 
   EXPECT_NE(c.node(1).log.entries()[index - 1].payload, "a");
 }
 
+// Under `persisted` a leader lacking a committed entry is a bug (here planted: acknowledgements before syncs), and the
+// holder told to cut below its commit index still fails its assertion.
+TEST(RaftUncleanStartDeathTest, PersistedGroupsKeepTheStrictAssertion) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  MutationSet mutations;
+  mutations.add(Mutation::kRaftAckBeforeSync);
+  ClusterConfig config = replicated(mutations);
+  config.options.commit_mode = CommitMode::kPersisted;
+  RaftTestCluster c(config);
+  ASSERT_TRUE(c.elect(1));
+  c.node(2).auto_sync = false;
+  c.node(3).auto_sync = false;
+  const Index index = c.propose(1, "a");
+  c.deliver_all();
+  ASSERT_EQ(c.raft(1).commit_index(), index);
+  c.isolate(1);
+  c.crash(2, true);
+  c.crash(3, true);
+  c.node(2).auto_sync = true;
+  c.node(3).auto_sync = true;
+  c.restart(2);
+  c.restart(3);
+  EXPECT_FALSE(c.raft(2).unclean()) << "the rule is for replicated groups only";
+  run(c, 60);
+  ASSERT_TRUE(c.raft(2).role() == Role::kLeader || c.raft(3).role() == Role::kLeader);
+  c.heal();
+  EXPECT_DEATH(run(c, 20), "commit_mode == CommitMode::kReplicated");
+}
+
 TEST(RaftUncleanStart, ANewReplicaIsNeverUnclean) {
   MemoryRaftLog log;
   Random random(5);
