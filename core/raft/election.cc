@@ -61,6 +61,8 @@ void Raft::handle_vote_request(const Message& m) {
   const MessageType answer = pre_vote ? MessageType::kPreVoteResponse : MessageType::kVoteResponse;
   if (unclean_) {
     // Its log may lack entries committed on its word: a candidate that lacks them too could win with this vote.
+    SLUICE_ASSERT(role_ == Role::kFollower);
+    SLUICE_ASSERT(options_.commit_mode == CommitMode::kReplicated);
     SLUICE_PROBE("raft.vote_refused_unclean");
     send(Message{.type = answer, .to = m.from, .term = hard_.term, .reject = true});
     return;

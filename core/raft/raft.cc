@@ -84,6 +84,7 @@ void Raft::become_follower(Term term, NodeId leader) {
 
 void Raft::become_pre_candidate() {
   SLUICE_ASSERT(role_ != Role::kLeader);
+  SLUICE_ASSERT(!unclean_);  // an unclean node never campaigns
   SLUICE_ASSERT(membership_.is_voter(options_.id));
   if (campaign(Role::kPreCandidate)) return become_candidate(false);
   solicit_votes(MessageType::kPreVote, hard_.term + 1, false);
@@ -112,6 +113,7 @@ void Raft::solicit_votes(MessageType type, uint64_t term, bool transfer) {
 
 void Raft::become_candidate(bool transfer) {
   SLUICE_ASSERT(role_ != Role::kLeader);
+  SLUICE_ASSERT(!unclean_);
   SLUICE_ASSERT(membership_.is_voter(options_.id));
   set_hard_state(hard_.term + 1, options_.id);
   if (campaign(Role::kCandidate)) return become_leader();
@@ -121,6 +123,7 @@ void Raft::become_candidate(bool transfer) {
 void Raft::become_leader() {
   SLUICE_ASSERT(role_ == Role::kCandidate);
   SLUICE_ASSERT(hard_.voted_for == options_.id);
+  SLUICE_ASSERT(!unclean_);
   role_ = Role::kLeader;
   leader_ = options_.id;
   votes_.clear();
