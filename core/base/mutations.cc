@@ -39,6 +39,8 @@ constexpr std::array<MutationInfo, kMutationCount> kMutations = {{
      "a partition leader's high watermark is its log end offset, so consumers read records a failover can remove"},
     {Mutation::kStaleLeaderServesFetch, "stale-leader-serves-fetch",
      "a replica that no longer leads (or never led) a partition answers Fetch from its own log up to its log end"},
+    {Mutation::kRaftUncleanNodeVotes, "raft-unclean-node-votes",
+     "a replicated raft node restarted after an unclean stop votes and campaigns before catching up with a leader"},
 }};
 
 constexpr bool indexed_by_value() {

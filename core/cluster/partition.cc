@@ -71,7 +71,8 @@ void Partition::check_offsets() const {
   SLUICE_ASSERT(start <= high_watermark);
   SLUICE_ASSERT(high_watermark <= end);
   // The log start never goes back. One node never takes offsets back either; a replica cuts a deposed leader's
-  // uncommitted suffix, never below what it reported committed (the high watermark only rises).
+  // uncommitted suffix, never below what it reported committed (the high watermark only rises), except where raft
+  // lost committed entries of a `replicated` group (on_committed_cut lowers what was seen first).
   SLUICE_ASSERT(start >= seen_log_start_);
   SLUICE_ASSERT(end >= seen_log_end_ || replicated());
   SLUICE_ASSERT(high_watermark >= seen_high_watermark_ || !replicated() ||

@@ -193,6 +193,9 @@ class Partition : public std::enable_shared_from_this<Partition> {
   Status wait_high_watermark(int64_t end_offset, int32_t leader_epoch, Instant deadline);
   void on_role_change(raft::Role role, raft::Term term, raft::NodeId leader);
   void on_commit(raft::Index commit);
+  // Raft is about to cut committed records (a `replicated` group's documented loss): the high watermark may go back
+  // to `end_offset`.
+  void on_committed_cut(int64_t end_offset);
   Status not_leader() const;
   EpochEndOffset epoch_end_offset(int32_t requested) const;
   Status check_in_sync_replicas(Acks acks) const;

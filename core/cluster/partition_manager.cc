@@ -76,6 +76,10 @@ Result<std::shared_ptr<Partition>> PartitionManager::replicate(const storage::To
       std::make_shared<Partition>(context_, tp, *config, logs_.topic_id(tp), std::move(log), std::move(replica_group));
   const raft::CommitMode mode = config->durability == storage::Durability::kPersisted ? raft::CommitMode::kPersisted
                                                                                       : raft::CommitMode::kReplicated;
+  std::weak_ptr<Partition> weak = partition;
+  storage->partition_raft_log().on_cut_below_high_watermark([weak](int64_t end_offset) {
+    if (const std::shared_ptr<Partition> self = weak.lock()) self->on_committed_cut(end_offset);
+  });
   host.add_group(group, membership, *storage, mode, partition->hooks());
   group_storage_[tp] = std::move(storage);
   partitions_[tp] = partition;

@@ -127,6 +127,7 @@ void PartitionRaftLog::truncate_suffix(raft::Index from) {
   SLUICE_ASSERT(from >= 1);
   SLUICE_ASSERT(from <= last_index());
   if (!failure_.ok()) return;
+  if (offset_of_raft_index(from) < log_.high_watermark() && cut_hook_) cut_hook_(offset_of_raft_index(from));
   if (Status s = log_.truncate_to(offset_of_raft_index(from)); !s.ok()) return poison(s);
   SLUICE_ASSERT(last_index() == from - 1);
 }

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -56,6 +57,9 @@ class PartitionRaftLog final : public raft::RaftLog {
 
   // Makes the whole log durable. Fails for good once poisoned.
   Status sync();
+  // Told the new log end before a cut below the high watermark: raft lost committed entries, the documented
+  // trade-off of a `replicated` group (core/raft/README.md), and the high watermark goes back with them.
+  void on_cut_below_high_watermark(std::function<void(int64_t end_offset)> hook) { cut_hook_ = std::move(hook); }
   const Status& status() const { return failure_; }
   storage::PartitionLog& partition_log() { return log_; }
 
@@ -66,6 +70,7 @@ class PartitionRaftLog final : public raft::RaftLog {
   storage::PartitionLog& log_;
   int32_t leader_id_;
   mutable Status failure_;
+  std::function<void(int64_t end_offset)> cut_hook_;
 };
 
 // A partition's raft storage: the partition log (above) and the group's hard state in `raft-hard-state` beside the
@@ -82,15 +87,18 @@ class PartitionGroupStorage final : public raft::GroupStorage {
   Status store_hard_state(const raft::HardState& state) override { return hard_state_.store(state); }
   Status sync_log() override { return log_.sync(); }
   Status status() const override;
+  // The partition log's last stop left its clean-shutdown marker.
+  bool clean_start() const override { return clean_start_; }
 
   PartitionRaftLog& partition_raft_log() { return log_; }
 
  private:
   PartitionGroupStorage(Env env, storage::PartitionLog& log, int32_t node_id, raft::HardStateFile hard_state)
-      : log_(env, log, node_id), hard_state_(std::move(hard_state)) {}
+      : log_(env, log, node_id), hard_state_(std::move(hard_state)), clean_start_(log.load_stats().clean_shutdown) {}
 
   PartitionRaftLog log_;
   raft::HardStateFile hard_state_;
+  bool clean_start_;
 };
 
 }  // namespace sluice::cluster

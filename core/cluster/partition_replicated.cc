@@ -99,6 +99,14 @@ void Partition::on_commit(raft::Index commit) {
   notify_appended();
 }
 
+// On the host's driver fiber, before the log is cut: must not suspend.
+void Partition::on_committed_cut(int64_t end_offset) {
+  SLUICE_ASSERT(replicated());
+  SLUICE_ASSERT(end_offset < log_->high_watermark());
+  SLUICE_PROBE("partition.committed_records_cut");
+  seen_high_watermark_ = std::min(seen_high_watermark_, end_offset);
+}
+
 Result<storage::AppendResult> Partition::append_replicated(ByteView batch, int32_t* leader_epoch) {
   SLUICE_ASSERT(replicated());
   SLUICE_TRY(check_not_removed());

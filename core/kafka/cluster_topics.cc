@@ -46,6 +46,7 @@ cluster::ClusterNodeOptions node_options(const BrokerConfig& config, const std::
   options.host = config.advertised_host;
   options.port = config.advertised_port;
   options.host_options.tick = config.raft_tick;
+  options.host_options.raft.mutations = config.mutations;  // the raft ones plant bugs in every group
   return options;
 }
 

@@ -9,7 +9,37 @@ void Raft::tick_election() {
   ++election_elapsed_;
   if (!membership_.is_voter(options_.id)) return;  // a learner waits to be promoted
   if (election_elapsed_ < randomized_election_timeout_) return;
+  if (unclean_ && !unclean_timed_out()) return reset_election_timer();
   campaign();
+}
+
+// An election timeout passed without a leader while unclean. After Options::unclean_election_timeouts of them the
+// node stops waiting and votes and campaigns as before: then a majority of the group may have stopped uncleanly at
+// once, no election can be sure to include an intact holder of every committed entry, and a leader lacking one may
+// win (the documented loss of `replicated`; lose_committed_entries).
+bool Raft::unclean_timed_out() {
+  SLUICE_ASSERT(unclean_);
+  SLUICE_ASSERT(options_.commit_mode == CommitMode::kReplicated);
+  if (++unclean_timeouts_ < options_.unclean_election_timeouts) {
+    SLUICE_PROBE("raft.unclean_waits_for_a_leader");
+    return false;
+  }
+  SLUICE_PROBE("raft.unclean_gave_up_waiting");
+  unclean_ = false;
+  return true;
+}
+
+// Caught up: this node's log matches the current leader's through the leader's commit index, and that index is in
+// the leader's term, so the leader has committed its own first entry and every entry committed in an earlier term lies
+// below it. Whatever was committed before this node's unclean stop is then in its log again, and its vote is safe.
+void Raft::maybe_caught_up(Index leader_commit, Term leader_commit_term) {
+  if (!unclean_) return;
+  SLUICE_ASSERT(role_ == Role::kFollower);
+  SLUICE_ASSERT(leader_ != kNoNode);
+  if (leader_commit_term != hard_.term || leader_match_ < leader_commit) return;
+  SLUICE_ASSERT(log_.term_at(leader_commit) == hard_.term);  // log matching through leader_match_
+  SLUICE_PROBE("raft.unclean_caught_up");
+  unclean_ = false;
 }
 
 bool Raft::log_up_to_date(Index last_index, Term last_term_of_candidate) const {
@@ -29,6 +59,14 @@ void Raft::handle_vote_request(const Message& m) {
   const bool can_vote = hard_.voted_for == m.from || (hard_.voted_for == kNoNode && leader_ == kNoNode) ||
                         (pre_vote && m.term > hard_.term);
   const MessageType answer = pre_vote ? MessageType::kPreVoteResponse : MessageType::kVoteResponse;
+  if (unclean_) {
+    // Its log may lack entries committed on its word: a candidate that lacks them too could win with this vote.
+    SLUICE_ASSERT(role_ == Role::kFollower);
+    SLUICE_ASSERT(options_.commit_mode == CommitMode::kReplicated);
+    SLUICE_PROBE("raft.vote_refused_unclean");
+    send(Message{.type = answer, .to = m.from, .term = hard_.term, .reject = true});
+    return;
+  }
   if (can_vote && m.term >= hard_.term && log_up_to_date(m.log_index, m.log_term)) {
     if (!pre_vote) {
       SLUICE_ASSERT(m.term == hard_.term);

@@ -22,6 +22,9 @@ class GroupStorage {
   virtual Status sync_log() = 0;
   // Ok, or the disk error that stopped this storage (a failed append poisons a file log without a caller to tell).
   virtual Status status() const { return Status(); }
+  // True when the last stop is known to have been clean (a clean-shutdown marker), so the log holds everything it held
+  // before; false after a crash or power loss, and whenever the storage cannot tell (Options::unclean_start).
+  virtual bool clean_start() const { return false; }
 };
 
 // In memory, with MemoryRaftLog's durable image: power_loss() forgets what was not synced. Outlives a "process".
@@ -37,12 +40,18 @@ class MemoryGroupStorage final : public GroupStorage {
     log_.sync();
     return Status();
   }
-  void power_loss() { log_.power_loss(); }
+  void power_loss() {
+    log_.power_loss();
+    clean_start_ = false;
+  }
+  bool clean_start() const override { return clean_start_; }
+  void set_clean_start(bool clean) { clean_start_ = clean; }
   MemoryRaftLog& memory_log() { return log_; }
 
  private:
   MemoryRaftLog log_;
   HardState hard_state_;
+  bool clean_start_ = true;  // a test's "process restart" keeps everything
 };
 
 }  // namespace sluice::raft

@@ -19,16 +19,11 @@ constexpr uint64_t kApplyBytesMax = uint64_t{1} << 20;
 
 std::string_view propose_outcome_name(ProposeOutcome outcome) {
   switch (outcome) {
-    case ProposeOutcome::kCommitted:
-      return "committed";
-    case ProposeOutcome::kNotLeader:
-      return "not-leader";
-    case ProposeOutcome::kLost:
-      return "lost";
-    case ProposeOutcome::kUnknown:
-      return "unknown";
-    case ProposeOutcome::kAppended:
-      return "appended";
+    case ProposeOutcome::kCommitted: return "committed";
+    case ProposeOutcome::kNotLeader: return "not-leader";
+    case ProposeOutcome::kLost: return "lost";
+    case ProposeOutcome::kUnknown: return "unknown";
+    case ProposeOutcome::kAppended: return "appended";
   }
   return "?";
 }
@@ -108,6 +103,7 @@ void RaftHost::add_group(GroupId id, Membership membership, GroupStorage& storag
   SLUICE_ASSERT(membership.contains(self_));
   Options options = options_.raft;
   if (commit_mode) options.commit_mode = *commit_mode;
+  options.unclean_start = !storage.clean_start();
   auto group = std::make_unique<Group>();
   group->id = id;
   group->storage = &storage;
@@ -477,7 +473,11 @@ void RaftHost::report_role(Group& group) {
 void RaftHost::after_round(Group& group) {
   SLUICE_ASSERT(group.online);
   const Index commit = group.raft->commit_index();
-  SLUICE_ASSERT(commit >= group.reported_commit);  // a commit index never goes back
+  // A commit index never goes back, except a `replicated` group's that lost committed entries (Raft::
+  // lose_committed_entries): a partition's high watermark follows it down; an applied state machine cannot.
+  SLUICE_ASSERT(commit >= group.reported_commit ||
+                (group.mode == CommitMode::kReplicated && !group.hooks.apply_entries));
+  group.reported_commit = std::min(group.reported_commit, commit);
   if (group.hooks.apply_entries) {
     apply_committed(group);
     if (!group.online) return;  // reading the entries back failed

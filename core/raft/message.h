@@ -18,7 +18,8 @@ enum class MessageType : uint8_t {
   kAppend,             // log_index/log_term: the index (an entry end) before `entries`; commit: the leader's commit
   kAppendResponse,     // accepted: log_index = match that may be counted, hint_index = appended match;
                        // rejected: log_index = the refused prev index, hint_index/hint_term = where to look next
-  kHeartbeat,          // commit: min(leader commit, the follower's match)
+  kHeartbeat,          // commit: min(leader commit, the follower's match); log_index/log_term: the leader's whole
+                       // commit index and its term (how far an unclean follower must match to be caught up)
   kHeartbeatResponse,  //
   kTimeoutNow,         // leadership transfer: campaign at once, skipping pre-vote and the leader lease
   // A proposal a non-leader hands to the leader it knows (etcd's MsgProp): `entries` are appended by the leader as

@@ -35,6 +35,16 @@ Raft::Raft(const Options& options, Membership membership, RaftLog& log, HardStat
     hard_.voted_for = options_.id;
   }
   hard_.incarnation = persisted.incarnation + 1;
+  // Under `replicated` an entry counts once appended, so an unclean stop may have taken entries this node had
+  // acknowledged (a node that never stored a hard state, incarnation 0, never acknowledged anything).
+  if (options_.commit_mode == CommitMode::kReplicated && options_.unclean_start && persisted.incarnation > 0) {
+    if (options_.mutations.has(Mutation::kRaftUncleanNodeVotes)) [[unlikely]] {
+      SLUICE_PROBE("mutation.raft-unclean-node-votes");
+    } else {
+      SLUICE_PROBE("raft.unclean_start");
+      unclean_ = true;
+    }
+  }
   hard_version_ = 1;  // every message waits for the restarted incarnation to be persisted
   become_follower(hard_.term, kNoNode);
   SLUICE_ASSERT(hard_.term >= persisted.term);
@@ -74,6 +84,7 @@ void Raft::become_follower(Term term, NodeId leader) {
 
 void Raft::become_pre_candidate() {
   SLUICE_ASSERT(role_ != Role::kLeader);
+  SLUICE_ASSERT(!unclean_);  // an unclean node never campaigns
   SLUICE_ASSERT(membership_.is_voter(options_.id));
   if (campaign(Role::kPreCandidate)) return become_candidate(false);
   solicit_votes(MessageType::kPreVote, hard_.term + 1, false);
@@ -102,6 +113,7 @@ void Raft::solicit_votes(MessageType type, uint64_t term, bool transfer) {
 
 void Raft::become_candidate(bool transfer) {
   SLUICE_ASSERT(role_ != Role::kLeader);
+  SLUICE_ASSERT(!unclean_);
   SLUICE_ASSERT(membership_.is_voter(options_.id));
   set_hard_state(hard_.term + 1, options_.id);
   if (campaign(Role::kCandidate)) return become_leader();
@@ -111,6 +123,7 @@ void Raft::become_candidate(bool transfer) {
 void Raft::become_leader() {
   SLUICE_ASSERT(role_ == Role::kCandidate);
   SLUICE_ASSERT(hard_.voted_for == options_.id);
+  SLUICE_ASSERT(!unclean_);
   role_ = Role::kLeader;
   leader_ = options_.id;
   votes_.clear();
@@ -132,6 +145,7 @@ void Raft::become_leader() {
 
 void Raft::campaign() {
   if (!membership_.is_voter(options_.id)) return;  // learners never campaign
+  if (unclean_) return;                            // nor does a node that may have lost what it acknowledged
   if (role_ == Role::kLeader) return;
   if (options_.pre_vote) {
     become_pre_candidate();
@@ -201,7 +215,7 @@ void Raft::dispatch(const Message& m) {
     case MessageType::kHeartbeatResponse: return handle_heartbeat_response(m);
     case MessageType::kTimeoutNow:
       SLUICE_ASSERT(m.term == hard_.term);
-      if (role_ == Role::kLeader || !membership_.is_voter(options_.id)) return;
+      if (role_ == Role::kLeader || !membership_.is_voter(options_.id) || unclean_) return;
       SLUICE_PROBE("raft.timeout_now");
       leader_ = kNoNode;
       return become_candidate(true);

@@ -97,6 +97,9 @@ class Raft {
   Index commit_index() const { return commit_; }
   const HardState& hard_state() const { return hard_; }
   const Membership& membership() const { return membership_; }
+  // A `replicated` node restarted after an unclean stop that has not caught up with a leader since: it neither votes
+  // nor campaigns (README, "Commit modes and the power-loss rule").
+  bool unclean() const { return unclean_; }
   // Leader only: the learner's log matches the leader's up to the commit index.
   bool learner_caught_up(NodeId learner) const;
   GroupStatus status() const;
@@ -124,6 +127,8 @@ class Raft {
   void handle_vote_request(const Message& message);
   void handle_vote_response(const Message& message);
   void on_vote_result(VoteResult result);
+  bool unclean_timed_out();
+  void maybe_caught_up(Index leader_commit, Term leader_commit_term);
   bool log_up_to_date(Index last_index, Term last_term) const;
 
   // replication.cc
@@ -142,6 +147,7 @@ class Raft {
   void handle_rejection(Progress& progress, const Message& message);
   void handle_heartbeat_response(const Message& message);
   void handle_propose(const Message& message);
+  void lose_committed_entries(Index keep);
   bool admit_incarnation(Progress& progress, uint64_t incarnation);
   void maybe_commit();
   void maybe_send_timeout_now(NodeId to);
@@ -173,6 +179,10 @@ class Raft {
   // Follower: this node's log matches the current leader's up to here (0 when nothing was checked this term).
   Index leader_match_ = 0;
   Index acknowledged_ = 0;  // the last match this follower told its leader it may count
+
+  // `replicated` only: restarted after an unclean stop and not caught up with a leader since (Options::unclean_start).
+  bool unclean_ = false;
+  uint32_t unclean_timeouts_ = 0;  // election timeouts that passed while unclean_
 
   std::vector<Message> outbox_;                             // may be sent now
   std::vector<std::pair<uint64_t, Message>> held_;  // waiting for that hard state version to be persisted

@@ -103,8 +103,10 @@ void Raft::broadcast_heartbeat() {
   SLUICE_ASSERT(role_ == Role::kLeader);
   for (auto& [peer, progress] : progress_) {
     progress.acked_since_heartbeat = false;
-    // Never tell a follower to commit beyond what it is known to hold.
-    send(Message{.type = MessageType::kHeartbeat, .to = peer, .commit = std::min(commit_, progress.match)});
+    // Never tell a follower to commit beyond what it is known to hold; the whole commit index (and its term) only
+    // tells an unclean follower how far it must match to be caught up (maybe_caught_up).
+    send(Message{.type = MessageType::kHeartbeat, .to = peer, .log_index = commit_, .log_term = log_.term_at(commit_),
+                 .commit = std::min(commit_, progress.match)});
   }
 }
 
@@ -295,9 +297,15 @@ void Raft::handle_append(const Message& m) {
     SLUICE_ASSERT(log_.is_entry_end(prev));
     return append_from_leader(m);
   }
-  // Committed entries are on every later leader, so a mismatch can only be above our commit index.
-  SLUICE_ASSERT(prev > commit_);
   const Index hint = follower_conflict_hint(prev, m.log_term);
+  // Committed entries are on every later leader, so the logs agree through our commit index: a mismatch lies above
+  // it. Only a `replicated` group whose majority stopped uncleanly at once can break that (lose_committed_entries).
+  Index keep = std::min(commit_, hint);
+  if (prev <= commit_) keep = std::min(keep, log_.entry_start(prev) - 1);
+  if (!log_.is_entry_end(keep)) keep = log_.entry_start(keep) - 1;
+  if (keep < commit_) lose_committed_entries(keep);
+  SLUICE_ASSERT(prev > commit_);
+  SLUICE_ASSERT(hint >= commit_);
   SLUICE_PROBE("raft.append_refused");
   send(Message{.type = MessageType::kAppendResponse,
                .to = m.from,
@@ -313,8 +321,6 @@ Index Raft::follower_conflict_hint(Index prev, Term prev_term) const {
   const Index hint = log_.last_index_with_term_at_most(std::min(prev, log_.last_index()), prev_term);
   SLUICE_ASSERT(hint <= prev);
   SLUICE_ASSERT(log_.term_at(hint) <= prev_term);
-  // The leader holds every committed entry, so the logs agree at least up to our commit index.
-  SLUICE_ASSERT(hint >= commit_);
   return hint;
 }
 
@@ -338,9 +344,11 @@ void Raft::append_from_leader(const Message& m) {
         index = start + entry.count - 1;
         continue;
       }
-      // The first entry that differs: everything from here on came from a deposed leader and never committed.
-      SLUICE_ASSERT(start > commit_);
+      // The first entry that differs: everything from here on came from a deposed leader and never committed
+      // (unless the leader lacks committed entries: lose_committed_entries).
       SLUICE_ASSERT(start > leader_match_);  // what this leader's entries matched cannot differ from them
+      if (start <= commit_) lose_committed_entries(start - 1);
+      SLUICE_ASSERT(start > commit_);
       SLUICE_PROBE("raft.follower_truncated");
       log_.truncate_suffix(start);
     }
@@ -356,7 +364,22 @@ void Raft::append_from_leader(const Message& m) {
   commit_ = std::max(commit_, std::min(m.commit, leader_match_));
   SLUICE_ASSERT(commit_ <= log_.last_index());
   SLUICE_ASSERT(log_.is_entry_end(commit_));
+  maybe_caught_up(m.commit, m.commit <= leader_match_ ? log_.term_at(m.commit) : 0);
   acknowledge_leader(false);
+}
+
+// The leader's log differs from ours at or below our commit index: it lacks entries that were committed. Under
+// `persisted` that cannot happen (a node acknowledges only what survives a power loss, so every election's voters
+// include a holder of each committed entry), and the assertion stays strict. Under `replicated` it is the documented
+// trade-off when a majority stopped uncleanly at once (README, "Commit modes and the power-loss rule"): the entries
+// above `keep` are gone, and so is the commit index that covered them.
+void Raft::lose_committed_entries(Index keep) {
+  SLUICE_ASSERT(options_.commit_mode == CommitMode::kReplicated);
+  SLUICE_ASSERT(keep < commit_);
+  SLUICE_ASSERT(log_.is_entry_end(keep));
+  SLUICE_ASSERT(role_ == Role::kFollower);
+  SLUICE_PROBE("raft.committed_entries_lost");
+  commit_ = keep;
 }
 
 // How far the leader may count this node: the log known to match it, and only its durable part under `persisted`
@@ -391,6 +414,7 @@ void Raft::handle_heartbeat(const Message& m) {
   commit_ = std::max(commit_, std::min(m.commit, leader_match_));
   SLUICE_ASSERT(commit_ <= log_.last_index());
   SLUICE_ASSERT(log_.is_entry_end(commit_));
+  maybe_caught_up(m.log_index, m.log_term);
   // Carries the countable match too, so an acknowledgement lost after a sync is repaired within a heartbeat.
   send(Message{.type = MessageType::kHeartbeatResponse, .to = m.from, .log_index = countable_match(),
                .hint_index = leader_match_});

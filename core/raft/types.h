@@ -79,6 +79,12 @@ struct Options {
   uint32_t max_inflight_appends = 4;     // per follower in the replicate state
   uint32_t max_entries_per_append = 64;  // per append message
   uint64_t max_bytes_per_append = 1 << 20;  // payload bytes per append message (always at least one entry)
+  // This start follows an unclean stop (a crash or a power loss: no clean-shutdown marker), so a `replicated` log
+  // may have lost an unsynced suffix this node had acknowledged. The node then neither votes nor campaigns until it
+  // has caught up with a leader (README, "Commit modes and the power-loss rule"), or until
+  // `unclean_election_timeouts` election timeouts passed without hearing one. Set per group by the host.
+  bool unclean_start = false;
+  uint32_t unclean_election_timeouts = 5;
   MutationSet mutations;                 // planted bugs; empty in the real world
 };
 

@@ -27,6 +27,7 @@ struct TestNode {
   std::unique_ptr<Raft> raft;
   bool up = true;
   bool auto_sync = true;  // sync the log at every Ready (otherwise a test calls sync())
+  bool unclean_start = false;  // the next start follows a power loss (Options::unclean_start)
 };
 
 struct ClusterConfig {
@@ -170,6 +171,7 @@ class RaftTestCluster {
     n.up = false;
     n.raft.reset();
     if (power_loss) n.log.power_loss();
+    n.unclean_start = power_loss;  // a process crash is unclean too, but loses nothing: tests model it as clean
   }
   void restart(NodeId id) {
     TestNode& n = node(id);
@@ -218,6 +220,7 @@ class RaftTestCluster {
     TestNode& n = node(id);
     Options options = config_.options;
     options.id = id;
+    options.unclean_start = n.unclean_start;
     n.raft = std::make_unique<Raft>(options, membership_, n.log, n.disk, n.random);
     process(id);
   }
