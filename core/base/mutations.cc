@@ -39,6 +39,9 @@ constexpr std::array<MutationInfo, kMutationCount> kMutations = {{
      "a partition leader's high watermark is its log end offset, so consumers read records a failover can remove"},
     {Mutation::kStaleLeaderServesFetch, "stale-leader-serves-fetch",
      "a replica that no longer leads (or never led) a partition answers Fetch from its own log up to its log end"},
+    {Mutation::kCoordinatorCommitBeforeQuorum, "coordinator-commit-before-quorum",
+     "a group coordinator on a cluster answers an offset commit once its own __consumer_offsets log has it, before a "
+     "quorum of replicas has it"},
 }};
 
 constexpr bool indexed_by_value() {

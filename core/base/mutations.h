@@ -32,8 +32,9 @@ enum class Mutation : uint8_t {
   kAcksAllBeforeQuorum = 12,      // a partition leader answers acks=all at its local append, before the quorum
   kHwAheadOfQuorum = 13,          // a partition leader's high watermark is its log end, not the quorum's commit
   kStaleLeaderServesFetch = 14,   // a replica that does not lead a partition still answers Fetch from its log
+  kCoordinatorCommitBeforeQuorum = 15,  // a group coordinator answers an offset commit after its local append
 };
-inline constexpr size_t kMutationCount = 15;
+inline constexpr size_t kMutationCount = 16;
 
 struct MutationInfo {
   Mutation mutation;
