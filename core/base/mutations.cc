@@ -41,6 +41,9 @@ constexpr std::array<MutationInfo, kMutationCount> kMutations = {{
      "a replica that no longer leads (or never led) a partition answers Fetch from its own log up to its log end"},
     {Mutation::kRaftUncleanNodeVotes, "raft-unclean-node-votes",
      "a replicated raft node restarted after an unclean stop votes and campaigns before catching up with a leader"},
+    {Mutation::kCoordinatorCommitBeforeQuorum, "coordinator-commit-before-quorum",
+     "a group coordinator on a cluster answers an offset commit once its own __consumer_offsets log has it, before a "
+     "quorum of replicas has it"},
 }};
 
 constexpr bool indexed_by_value() {

@@ -33,8 +33,9 @@ enum class Mutation : uint8_t {
   kHwAheadOfQuorum = 13,          // a partition leader's high watermark is its log end, not the quorum's commit
   kStaleLeaderServesFetch = 14,   // a replica that does not lead a partition still answers Fetch from its log
   kRaftUncleanNodeVotes = 15,     // a `replicated` raft node restarted after an unclean stop votes before catching up
+  kCoordinatorCommitBeforeQuorum = 16,  // a group coordinator answers an offset commit after its local append
 };
-inline constexpr size_t kMutationCount = 16;
+inline constexpr size_t kMutationCount = 17;
 
 struct MutationInfo {
   Mutation mutation;

@@ -91,7 +91,14 @@ GroupCoordinator::GroupCoordinator(Env env, storage::LogManager& logs, TopicCata
 GroupCoordinator::~GroupCoordinator() = default;
 
 void GroupCoordinator::start() {
-  loader_fiber_ = env_.scheduler.spawn("group.load", [this] { load_all(); });
+  if (replicated_ != nullptr) {
+    // Groups load per offsets partition, as this node comes to lead it (ownership.cc).
+    loading_ = false;
+    loaded_.set();
+    ownership_fiber_ = env_.scheduler.spawn("group.ownership", [this] { ownership_loop(); });
+  } else {
+    loader_fiber_ = env_.scheduler.spawn("group.load", [this] { load_all(); });
+  }
   timer_fiber_ = env_.scheduler.spawn("group.timers", [this] { timer_loop(); });
   expiry_fiber_ = env_.scheduler.spawn("group.expiry", [this] { expiry_loop(); });
 }
@@ -111,7 +118,7 @@ void GroupCoordinator::shutdown() {
 
 void GroupCoordinator::stop() {
   shutdown();
-  for (FiberRef* fiber : {&loader_fiber_, &timer_fiber_, &expiry_fiber_}) {
+  for (FiberRef* fiber : {&loader_fiber_, &timer_fiber_, &expiry_fiber_, &ownership_fiber_}) {
     if (*fiber) env_.scheduler.join(*fiber);
   }
   while (background_writes_ > 0) background_done_.wait();
@@ -122,7 +129,7 @@ void GroupCoordinator::wait_loaded() { loaded_.wait(); }
 std::optional<ErrorCode> GroupCoordinator::check_status(const std::string& group_id, bool empty_id_allowed) const {
   if (group_id.empty() && !empty_id_allowed) return ErrorCode::kInvalidGroupId;
   if (stopping_) return ErrorCode::kCoordinatorNotAvailable;
-  if (is_coordinator_ && !is_coordinator_()) return ErrorCode::kNotCoordinator;
+  if (replicated_ != nullptr) return check_owned(group_id);
   if (loading_) return ErrorCode::kCoordinatorLoadInProgress;
   return std::nullopt;
 }

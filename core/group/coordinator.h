@@ -12,6 +12,13 @@
 // APIs answer COORDINATOR_LOAD_IN_PROGRESS until done); a fiber expires offsets of empty groups after
 // offsets.retention.ms with tombstones, which the log cleaner then removes.
 //
+// Cluster mode (set_replicated): `__consumer_offsets` is a replicated topic, and this node coordinates the groups of
+// the offsets partitions it leads (Kafka's onElection / onResignation): a fiber follows the partitions' leadership;
+// on becoming leader it waits until its log is committed up to where it stood (the new leader's first entry
+// committed), replays it below the high watermark (the partition's groups answer COORDINATOR_LOAD_IN_PROGRESS
+// meanwhile), and on losing leadership unloads the partition's groups (parked requests answer NOT_COORDINATOR).
+// Writes go through the leader's partition and are answered once a quorum holds them (acks=all).
+//
 // Fibers: every call from fibers of the node that built it (shutdown() from anywhere). stop() answers every parked
 // request and ends the timer, loader and expiry fibers; call it before the log manager closes.
 #pragma once
@@ -48,6 +55,18 @@ class TopicCatalog {
                         const std::map<std::string, std::string>& overrides) = 0;
 };
 
+// Cluster mode: the replicated partitions of __consumer_offsets, as the broker's partition layer has them.
+class OffsetsPartitions {
+ public:
+  virtual ~OffsetsPartitions() = default;
+  // The partition's leader epoch when this node leads it; nullopt otherwise (or when it is not hosted here).
+  virtual std::optional<int32_t> leader_epoch(int32_t partition) const = 0;
+  // Appends `batch` to the partition as its leader in `epoch` and returns once a quorum committed it (acks=all),
+  // or an error: NOT_LEADER_OR_FOLLOWER when this node does not lead it in `epoch` (or leadership moved before the
+  // entry committed: its fate is then unknown), REQUEST_TIMED_OUT, UNKNOWN_TOPIC_OR_PARTITION.
+  virtual Result<storage::AppendResult> append(int32_t partition, int32_t epoch, ByteView batch) = 0;
+};
+
 // Kafka's partitioning: Utils.abs(groupId.hashCode) % partitions, with Java's String.hashCode over UTF-16.
 int32_t java_string_hash(std::string_view utf8);
 int32_t partition_for_group(std::string_view group_id, int32_t partitions);
@@ -67,11 +86,14 @@ class GroupCoordinator {
   // shutdown(), then waits for the coordinator's fibers and background writes. From a fiber.
   void stop();
   bool loading() const { return loading_; }
-  // Cluster mode: every group request answers NOT_COORDINATOR while `is_coordinator` says this node is not the one
-  // coordinating groups (kafka::ClusterTopics::group_coordinator). Unset: this node coordinates every group.
-  void set_coordinator_check(std::function<bool()> is_coordinator) { is_coordinator_ = std::move(is_coordinator); }
-  // Parks until the loader finished (tests).
+  // Cluster mode: `offsets` outlives the coordinator. Call before start().
+  void set_replicated(OffsetsPartitions* offsets) { replicated_ = offsets; }
+  // Parks until the loader finished (tests). Cluster mode: returns at once.
   void wait_loaded();
+  // Creates __consumer_offsets when it does not exist yet (FindCoordinator in cluster mode; the first write).
+  Status ensure_offsets_topic();
+  // This node coordinates the group now (cluster mode: it leads the group's offsets partition and has loaded it).
+  bool coordinates(const std::string& group_id) const;
 
   JoinResult join(const JoinRequest& request);
   SyncResult sync(const SyncRequest& request);
@@ -162,8 +184,20 @@ class GroupCoordinator {
   void cancel_timer(std::optional<TimerKey>& key);
   void timer_loop();
 
+  // Cluster mode (ownership.cc): the offsets partitions this node leads.
+  struct Owned {
+    int32_t epoch = -1;
+    bool loading = true;
+    int64_t load_up_to = 0;  // the log end when leadership was noticed: the load waits for the commit to reach it
+  };
+  int32_t partition_of(const std::string& group_id) const;
+  void ownership_loop();
+  void follow_leadership();
+  void load_owned(int32_t partition, Owned& owned);
+  void unload_partition(int32_t partition);
+  std::optional<ErrorCode> check_owned(const std::string& group_id) const;
+
   // Persistence (persistence.cc).
-  Status ensure_offsets_topic();
   Result<storage::AppendResult> append(const std::string& group_id, const std::vector<EncodedRecord>& records,
                                        bool sync);
   // With `assignment`, the members' assignments are those (the leader's SyncGroup) instead of the current ones.
@@ -174,7 +208,11 @@ class GroupCoordinator {
   // Removes the selected offsets (tombstones), and the group itself when it is then Empty without offsets.
   size_t cleanup_group(const GroupPtr& group, const std::vector<storage::TopicPartition>& remove);
   void load_all();
-  struct Loaded;
+  // One group as the replay found it.
+  struct Loaded {
+    std::optional<GroupRecord::Value> metadata;
+    std::map<storage::TopicPartition, CommittedOffset> offsets;
+  };
   Status load_partition(int32_t partition, std::map<std::string, Loaded>& loaded);
   void apply_record(CoordinatorRecord record, std::map<std::string, Loaded>& loaded);
   void apply_loaded(std::map<std::string, Loaded>& loaded);
@@ -189,7 +227,8 @@ class GroupCoordinator {
   std::map<std::string, GroupPtr> groups_;
   bool loading_ = true;
   bool stopping_ = false;
-  std::function<bool()> is_coordinator_;
+  OffsetsPartitions* replicated_ = nullptr;
+  std::map<int32_t, Owned> owned_;
   Event loaded_;
   Mutex topic_creation_;
   uint64_t next_timer_seq_ = 1;
@@ -201,6 +240,7 @@ class GroupCoordinator {
   FiberRef loader_fiber_;
   FiberRef timer_fiber_;
   FiberRef expiry_fiber_;
+  FiberRef ownership_fiber_;
 };
 
 }  // namespace sluice::group

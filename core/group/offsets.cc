@@ -180,6 +180,9 @@ ListResult GroupCoordinator::list(const std::vector<std::string>& states, const 
     return result;
   }
   if (loading_) result.error = ErrorCode::kCoordinatorLoadInProgress;
+  for (const auto& [partition, owned] : owned_) {
+    if (owned.loading) result.error = ErrorCode::kCoordinatorLoadInProgress;  // Kafka's ListGroups while loading
+  }
   auto classic = [](const std::string& type) { return lower(type) == kClassicGroupType; };
   if (!types.empty() && std::none_of(types.begin(), types.end(), classic)) return result;
   std::set<std::string> wanted;

@@ -16,6 +16,7 @@ ErrorCode commit_error(const Status& status) {
   switch (code) {
     case ErrorCode::kUnknownTopicOrPartition:
     case ErrorCode::kNotEnoughReplicas:
+    case ErrorCode::kRequestTimedOut:
       return ErrorCode::kCoordinatorNotAvailable;
     case ErrorCode::kNotLeaderOrFollower:
     case ErrorCode::kKafkaStorageError:
@@ -35,11 +36,6 @@ ErrorCode commit_error(const Status& status) {
 constexpr size_t kLoadReadBytes = 1 << 20;
 
 }  // namespace
-
-struct GroupCoordinator::Loaded {
-  std::optional<GroupRecord::Value> metadata;
-  std::map<storage::TopicPartition, CommittedOffset> offsets;
-};
 
 int32_t GroupCoordinator::offsets_partitions() const {
   std::optional<TopicCatalog::Facts> facts = topics_.find(std::string(kOffsetsTopic));
@@ -75,6 +71,15 @@ Result<storage::AppendResult> GroupCoordinator::append(const std::string& group_
     batch_records.push_back(std::move(record));
   }
   SLUICE_ASSIGN_OR_RETURN(Bytes batch, storage::build_batch(batch_records));
+  if (replicated_ != nullptr) {
+    // Cluster mode: only as the leader of the group's partition, in the epoch its groups were loaded in; answered
+    // once a quorum holds the records (Kafka appends with required acks -1). A `persisted` sync is the partition's.
+    auto owned = owned_.find(tp.partition);
+    if (owned == owned_.end() || owned->second.loading) {
+      return kafka_error(ErrorCode::kNotLeaderOrFollower, tp.to_string() + " is not coordinated here");
+    }
+    return replicated_->append(tp.partition, owned->second.epoch, batch);
+  }
   std::shared_ptr<storage::PartitionLog> log = logs_.find_shared(tp);
   if (log == nullptr) return kafka_error(ErrorCode::kUnknownTopicOrPartition, tp.to_string() + " is missing");
   SLUICE_ASSIGN_OR_RETURN(storage::AppendResult appended, logs_.append(tp, batch));

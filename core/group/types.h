@@ -27,6 +27,7 @@ struct CoordinatorConfig {
   int32_t max_session_timeout_ms = 1800000;                    // group.max.session.timeout.ms
   int32_t max_size = INT32_MAX;                                // group.max.size
   int32_t offsets_topic_partitions = 50;                       // offsets.topic.num.partitions
+  int16_t offsets_topic_replication_factor = 3;                // offsets.topic.replication.factor (cluster mode)
   int64_t offsets_retention_ms = int64_t{10080} * 60 * 1000;   // offsets.retention.minutes
   int64_t offsets_retention_check_interval_ms = 600000;        // offsets.retention.check.interval.ms
   int32_t offset_metadata_max_bytes = 4096;                    // offset.metadata.max.bytes

@@ -1,6 +1,9 @@
 #include "core/kafka/broker.h"
 
+#include <algorithm>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "core/base/assert.h"
 #include "core/group/records.h"
@@ -12,10 +15,18 @@ namespace {
 // After a failed accept (out of descriptors, say), wait this long instead of spinning.
 constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
 
-// The group coordinator's view of the topic table; it creates __consumer_offsets over the broker's defaults.
+// Kafka's offsets.commit.timeout.ms default: how long a coordinator's write waits for the quorum.
+constexpr auto kOffsetsCommitTimeout = std::chrono::seconds(5);
+// How long creating __consumer_offsets through the cluster metadata may take.
+constexpr auto kOffsetsTopicCreation = std::chrono::seconds(10);
+
+// The group coordinator's view of the topic table; it creates __consumer_offsets over the broker's defaults, in
+// cluster mode through the cluster metadata with offsets.topic.replication.factor replicas (capped at the
+// registered brokers).
 class CoordinatorTopics final : public group::TopicCatalog {
  public:
-  CoordinatorTopics(TopicTable& topics, const BrokerConfig& config) : topics_(topics), config_(config) {}
+  CoordinatorTopics(Env env, TopicTable& topics, const BrokerConfig& config, ClusterTopics* cluster)
+      : env_(env), topics_(topics), config_(config), cluster_(cluster) {}
 
   std::optional<Facts> find(const std::string& topic) const override {
     const TopicInfo* info = topics_.find(topic);
@@ -25,14 +36,76 @@ class CoordinatorTopics final : public group::TopicCatalog {
 
   Status create(const std::string& topic, int32_t partitions,
                 const std::map<std::string, std::string>& overrides) override {
+    if (cluster_ == nullptr) {
+      SLUICE_ASSIGN_OR_RETURN(storage::TopicConfig config,
+                              storage::TopicConfig::from_overrides(overrides, config_.storage.topic_defaults));
+      return topics_.create(topic, partitions, config).status();
+    }
+    // Neither the cleaner nor retention may touch a replicated log until the log start is replicated (issue 22
+    // step 6, core/cluster/README.md): on a cluster the offsets topic is kept whole, not compacted.
+    std::map<std::string, std::string> kept = overrides;
+    kept["cleanup.policy"] = "delete";
+    kept["retention.ms"] = "-1";
+    kept["retention.bytes"] = "-1";
     SLUICE_ASSIGN_OR_RETURN(storage::TopicConfig config,
-                            storage::TopicConfig::from_overrides(overrides, config_.storage.topic_defaults));
-    return topics_.create(topic, partitions, config).status();
+                            storage::TopicConfig::from_overrides(kept, config_.storage.topic_defaults));
+    const size_t brokers = cluster_->image().broker_ids().size();
+    if (!cluster_->caught_up() || brokers == 0) {
+      return kafka_error(ErrorCode::kCoordinatorNotAvailable, "this node has not caught up with the cluster yet");
+    }
+    const auto wanted = static_cast<size_t>(std::max<int16_t>(config_.group.offsets_topic_replication_factor, 1));
+    const auto replicas = static_cast<int16_t>(std::min(brokers, wanted));
+    SLUICE_ASSIGN_OR_RETURN(cluster::metadata::CreateTopic record,
+                            cluster_->plan_topic(topic, partitions, replicas, config.overrides()));
+    return cluster_->create_topic(record, env_.clock.now() + kOffsetsTopicCreation);
   }
 
  private:
+  Env env_;
   TopicTable& topics_;
   const BrokerConfig& config_;
+  ClusterTopics* cluster_;
+};
+
+// Cluster mode: the coordinator's writes go through the leader's Partition and wait for the quorum (acks=all).
+class ReplicatedOffsets final : public group::OffsetsPartitions {
+ public:
+  ReplicatedOffsets(Env env, cluster::PartitionManager& partitions, MutationSet mutations)
+      : env_(env), partitions_(partitions), mutations_(mutations) {}
+
+  std::optional<int32_t> leader_epoch(int32_t partition) const override {
+    const std::shared_ptr<cluster::Partition> p = partitions_.find(tp(partition));
+    if (p == nullptr || !p->replicated() || !p->is_leader()) return std::nullopt;
+    return p->leader_epoch();
+  }
+
+  Result<storage::AppendResult> append(int32_t partition, int32_t epoch, ByteView batch) override {
+    const std::shared_ptr<cluster::Partition> p = partitions_.find(tp(partition));
+    if (p == nullptr) return kafka_error(ErrorCode::kUnknownTopicOrPartition, tp(partition).to_string());
+    if (!p->is_leader() || p->leader_epoch() != epoch) {
+      return kafka_error(ErrorCode::kNotLeaderOrFollower,
+                         fmt::format("{} is not led here in epoch {}", tp(partition).to_string(), epoch));
+    }
+    std::vector<storage::RecordError> record_errors;
+    SLUICE_ASSIGN_OR_RETURN(cluster::Appended appended,
+                            p->append_records(batch, cluster::Acks::kAll, &record_errors));
+    // Planted bug: answered at the leader's append, which a failover may cut.
+    if (mutations_.has(Mutation::kCoordinatorCommitBeforeQuorum)) return appended.result;
+    SLUICE_TRY(p->wait_acknowledged(appended.end_offset(), cluster::Acks::kAll,
+                                    env_.clock.now() + kOffsetsCommitTimeout, appended.leader_epoch));
+    if (appended.leader_epoch != epoch) {
+      // Committed, but in an epoch whose load may not have seen it: the caller must not apply it.
+      return kafka_error(ErrorCode::kNotLeaderOrFollower, "leadership moved during the append");
+    }
+    return appended.result;
+  }
+
+ private:
+  static storage::TopicPartition tp(int32_t partition) { return {std::string(group::kOffsetsTopic), partition}; }
+
+  Env env_;
+  cluster::PartitionManager& partitions_;
+  MutationSet mutations_;
 };
 
 }  // namespace
@@ -49,12 +122,13 @@ Broker::Broker(Env env, BrokerConfig config, std::unique_ptr<storage::LogManager
   } else {
     producer_ids_ = std::make_unique<ProducerIdManager>(env_, logs_->data_dir());
   }
-  group_topics_ = std::make_unique<CoordinatorTopics>(*topics_, config_);
-  // The coordinator appends to and replays __consumer_offsets through the log manager itself (cluster/README.md).
+  group_topics_ = std::make_unique<CoordinatorTopics>(env_, *topics_, config_, cluster_.get());
+  // On one node the coordinator appends to and replays __consumer_offsets through the log manager itself
+  // (cluster/README.md); on a cluster it writes through the partitions it leads and coordinates their groups.
   groups_ = std::make_unique<group::GroupCoordinator>(env_, *logs_, *group_topics_, config_.group);
   if (cluster_ != nullptr) {
-    // One node coordinates every group until groups are replicated (core/kafka/README.md).
-    groups_->set_coordinator_check([this] { return cluster_->group_coordinator() == config_.node_id; });
+    group_offsets_ = std::make_unique<ReplicatedOffsets>(env_, *partitions_, config_.mutations);
+    groups_->set_replicated(group_offsets_.get());
   }
 }
 
@@ -65,12 +139,8 @@ Result<std::unique_ptr<Broker>> Broker::open(Env env, const std::string& data_di
   // The planted bugs reach every part that plants one (core/base/mutations.h).
   config.storage.mutations = config.mutations;
   config.group.mutations = config.mutations;
-  if (config.cluster_mode()) {
-    // Every partition log is its raft group's, but __consumer_offsets, which stays on the node coordinating every
-    // group until groups are replicated (core/kafka/README.md).
-    config.storage.replicated_logs = true;
-    config.storage.local_topics.insert(std::string(group::kOffsetsTopic));
-  }
+  // Every partition log is its raft group's, __consumer_offsets' too.
+  if (config.cluster_mode()) config.storage.replicated_logs = true;
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<storage::LogManager> logs,
                           storage::LogManager::open(env, data_dir, config.storage, effects));
   std::unique_ptr<Broker> broker(new Broker(env, std::move(config), std::move(logs)));

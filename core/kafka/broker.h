@@ -98,6 +98,7 @@ class Broker {
   std::unique_ptr<ClusterTopics> cluster_;                 // after topics_: it follows the metadata into both
   std::unique_ptr<ProducerIdManager> producer_ids_;
   std::unique_ptr<group::TopicCatalog> group_topics_;
+  std::unique_ptr<group::OffsetsPartitions> group_offsets_;  // cluster mode: __consumer_offsets' replicated partitions
   std::unique_ptr<group::GroupCoordinator> groups_;  // after logs_ and topics_: it holds references to them
   Listener* listener_ = nullptr;  // while serving
   bool stopping_ = false;

@@ -68,6 +68,10 @@ const std::array kKeys = {
         [](BrokerConfig& c, const ConfigValue& v) { c.group.max_size = as_int(v); }},
     Key{"offsets.topic.num.partitions", int_between(1, 1000),
         [](BrokerConfig& c, const ConfigValue& v) { c.group.offsets_topic_partitions = as_int(v); }},
+    Key{"offsets.topic.replication.factor", int_between(1, INT16_MAX),
+        [](BrokerConfig& c, const ConfigValue& v) {
+          c.group.offsets_topic_replication_factor = static_cast<int16_t>(v.integer);
+        }},
     Key{"offsets.retention.minutes", int_between(1, INT32_MAX),
         [](BrokerConfig& c, const ConfigValue& v) { c.group.offsets_retention_ms = v.integer * 60 * 1000; }},
     Key{"offsets.retention.check.interval.ms", long_between(1, INT64_MAX),

@@ -28,6 +28,7 @@ struct BrokerConfig {
   size_t socket_request_max_bytes = 100 * 1024 * 1024;  // socket.request.max.bytes: the largest request frame
   int32_t max_connections = 1000;                       // max.connections: further accepts are closed at once
   // group.initial.rebalance.delay.ms, group.{min,max}.session.timeout.ms, offsets.topic.num.partitions,
+  // offsets.topic.replication.factor,
   // offsets.retention.minutes, offsets.retention.check.interval.ms, offset.metadata.max.bytes,
   // offsets.topic.segment.bytes
   group::CoordinatorConfig group;

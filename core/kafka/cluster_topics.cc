@@ -150,12 +150,6 @@ bool ClusterTopics::wait_reconciled(Instant deadline) {
   return reconciled_version_ >= target;
 }
 
-int32_t ClusterTopics::group_coordinator() const {
-  if (node_ == nullptr) return -1;
-  const std::vector<int32_t> brokers = image().broker_ids();
-  return brokers.empty() ? -1 : brokers.front();
-}
-
 Result<std::pair<int64_t, int64_t>> ClusterTopics::allocate_producer_ids(Instant deadline) {
   for (;;) {
     SLUICE_ASSIGN_OR_RETURN(cluster::metadata::AllocateProducerIds block,

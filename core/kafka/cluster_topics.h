@@ -18,8 +18,8 @@
 // wait_reconciled(), which returns once the reconciler has followed the image as it was when they asked: an
 // immediately following request on this node sees the change.
 //
-// Topics in BrokerStorageConfig::local_topics (__consumer_offsets, until groups are replicated) are the node's own
-// and never touched here.
+// Topics in BrokerStorageConfig::local_topics are the node's own and never touched here (none today:
+// __consumer_offsets is replicated like any topic, and the group coordinator follows its partitions' leaders).
 //
 // Fibers: start() and shutdown() from the broker's main fiber; the rest from the node's fibers; stop() anywhere.
 #pragma once
@@ -102,8 +102,6 @@ class ClusterTopics {
   // topic the cluster has from one it lacks, nor count the brokers (Kafka: a broker serves only once it has caught up
   // with the metadata log).
   bool caught_up() const { return node_->registered() && stats_.passes > 0; }
-  // The node coordinating every consumer group in cluster mode: the lowest registered node id (-1: none yet).
-  int32_t group_coordinator() const;
   // A producer-id block of this node, [first, end), allocated through the metadata (Kafka's AllocateProducerIds):
   // never handed to another node, nor again after a restart.
   Result<std::pair<int64_t, int64_t>> allocate_producer_ids(Instant deadline);

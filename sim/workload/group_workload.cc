@@ -198,6 +198,13 @@ class GroupWorkload final : public Workload {
     const Status committed = member.commit(positions);
     Operation& o = ctx_.history.op(id);
     settle_from_status(o, committed);
+    // Kafka's coordinator answers these when its append's fate is unknown (the leader moved or the quorum wait
+    // timed out; GroupMetadataManager's error mapping): the offsets may still be committed.
+    const int16_t error = committed.protocol_error();
+    if (error == wire_code(ErrorCode::kNotCoordinator) || error == wire_code(ErrorCode::kCoordinatorNotAvailable) ||
+        error == wire_code(ErrorCode::kRequestTimedOut)) {
+      o.outcome = Outcome::kUnknown;
+    }
     ctx_.history.complete(id, env.clock.now());
     if (committed.ok() && after_heal(o.invoked_at)) members_[i].committed_after_heal = true;
     members_[i].member = !member.needs_rejoin();

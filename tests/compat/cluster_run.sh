@@ -16,7 +16,8 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 readonly HERE
 PY="${COMPAT_PYTHON:-/usr/bin/python3}"
 CLUSTER="${HERE}/py/cluster.py"
-TESTS=(kafka_python_acks_all_leader_sigkill confluent_acks_all_leader_sigkill group_offsets_survive_partition_failover)
+TESTS=(kafka_python_acks_all_leader_sigkill confluent_acks_all_leader_sigkill group_offsets_survive_partition_failover
+       group_offsets_survive_coordinator_sigkill)
 LIMIT_S=150  # per test, before COMPAT_TIMEOUT_SCALE
 
 if [[ "${1:-}" == "--list" ]]; then

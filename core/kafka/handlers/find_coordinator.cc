@@ -2,11 +2,13 @@
 // There is no transaction coordinator (Sluice has no transactions) and no share coordinator: transaction keys, and
 // from v6 share keys, get COORDINATOR_NOT_AVAILABLE (Kafka 3.9 has no share coordinator either); an unknown key
 // type, or a share key before v6, INVALID_REQUEST, as Kafka answers.
-// Cluster mode: one node coordinates every group, the lowest registered node id (its __consumer_offsets is local to
-// it; the other nodes answer group requests NOT_COORDINATOR), until groups are replicated (core/kafka/README.md).
-// Before any node is registered: COORDINATOR_NOT_AVAILABLE.
+// Cluster mode: a group's coordinator is the leader of its __consumer_offsets partition (Kafka's partitionFor:
+// abs(Java hashCode of the group id) % partitions), which this creates first when it does not exist yet (Kafka's
+// FindCoordinator creates the internal topic). COORDINATOR_NOT_AVAILABLE while this node has not caught up with the
+// metadata, the topic cannot be made, or the partition has no known leader (Kafka answers so too).
 #include <fmt/format.h>
 
+#include "core/group/coordinator.h"
 #include "core/kafka/broker.h"
 #include "core/kafka/handlers/handlers.h"
 #include "core/protocol/error_codes.h"
@@ -18,22 +20,39 @@ namespace {
 using protocol::FindCoordinatorRequest;
 using protocol::FindCoordinatorResponse;
 
-// The group coordinator: this node, or in cluster mode the lowest registered node.
-void group_coordinator(Broker& broker, FindCoordinatorResponse::Coordinator& answer) {
+void not_available(FindCoordinatorResponse::Coordinator& answer, std::string message) {
+  answer.error_code = static_cast<int16_t>(ErrorCode::kCoordinatorNotAvailable);
+  answer.error_message = std::move(message);
+}
+
+// The group coordinator: this node, or in cluster mode the leader of the group's offsets partition.
+void group_coordinator(Broker& broker, const std::string& group_id, FindCoordinatorResponse::Coordinator& answer) {
   const BrokerConfig& config = broker.config();
-  if (broker.cluster() == nullptr) {
+  ClusterTopics* cluster = broker.cluster();
+  if (cluster == nullptr) {
     answer.node_id = config.node_id;
     answer.host = config.advertised_host;
     answer.port = config.advertised_port;
     return;
   }
-  const int32_t coordinator = broker.cluster()->group_coordinator();
+  if (!cluster->caught_up()) return not_available(answer, "this broker has not caught up with the cluster metadata");
+  if (Status made = broker.groups().ensure_offsets_topic(); !made.ok()) {
+    return not_available(answer, fmt::format("{} is not available: {}", group::kOffsetsTopic, made.to_string()));
+  }
+  const cluster::metadata::TopicImage* topic = cluster->image().topic(group::kOffsetsTopic);
+  if (topic == nullptr || topic->partition_count() < 1) {
+    return not_available(answer, fmt::format("{} is not in the cluster metadata yet", group::kOffsetsTopic));
+  }
+  const int32_t partition = group::partition_for_group(group_id, topic->partition_count());
+  // The leader as this node's replica knows it, else as last reported to the metadata (RecordLeader).
+  int32_t leader = topic->partitions[static_cast<size_t>(partition)].leader;
+  const std::shared_ptr<cluster::Partition> local =
+      broker.partitions().find({std::string(group::kOffsetsTopic), partition});
+  if (local != nullptr && local->replicated() && local->leader() >= 0) leader = local->leader();
   const cluster::metadata::BrokerRegistration* registration =
-      coordinator < 0 ? nullptr : broker.cluster()->image().broker(coordinator);
+      leader < 0 ? nullptr : cluster->image().broker(leader);
   if (registration == nullptr) {
-    answer.error_code = static_cast<int16_t>(ErrorCode::kCoordinatorNotAvailable);
-    answer.error_message = "no broker is registered in the cluster yet";
-    return;
+    return not_available(answer, fmt::format("{}-{} has no leader yet", group::kOffsetsTopic, partition));
   }
   answer.node_id = registration->node_id;
   answer.host = registration->host;
@@ -45,7 +64,7 @@ FindCoordinatorResponse::Coordinator coordinator_for(Broker& broker, const std::
   FindCoordinatorResponse::Coordinator answer;
   answer.key = key;
   if (key_type == protocol::kCoordinatorGroup) {
-    group_coordinator(broker, answer);
+    group_coordinator(broker, key, answer);
     return answer;
   }
   const bool transaction = key_type == protocol::kCoordinatorTransaction;

@@ -18,9 +18,14 @@ usage: /usr/bin/python3 cluster_failover_tests.py TEST
                   replicated topic whose leader is not the group coordinator; the leader is SIGKILLed; 10 more
                   records go to the new leader; a new member sees the committed offset and reads exactly the 20
                   records after it. Rejoin
+  group_offsets_survive_coordinator_sigkill  the group's coordinator (the leader of its __consumer_offsets
+                  partition, replication factor 3) is SIGKILLed after a member committed 10 of 20 records; every
+                  surviving node then names another coordinator, and a new member sees the committed offset, reads the
+                  20 records after it and commits at the new coordinator. Rejoin
 Rejoin: the leader's ISR drops the dead node; restarted on its data dir, it answers Metadata with every node, is back
 in the leader's ISR, and its own log files reach the end offset the survivors served.
 """
+import struct
 import time
 
 from cluster import Cluster, find_coordinator, log_end_on_disk
@@ -285,14 +290,64 @@ def test_confluent_acks_all_leader_sigkill():
     rejoin(cluster, leader, topic, 0, end)
 
 
-# Coordinator failover itself is not covered yet: in this version every group's coordinator is the lowest
-# registered node id and __consumer_offsets is a local, unreplicated topic of that node (issue 22 step 7 makes
-# it replicated). So this test kills the leader of a data partition that is NOT on the coordinator.
+def group_consumer(cluster, group, topic, name):
+    # confluent-kafka: kafka-python 2.0.2 would also return the partition's LeaderChange control records.
+    c = Consumer({"bootstrap.servers": cluster.bootstrap(), "client.id": "compat-cluster-" + name,
+                  "group.id": group, "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                  "session.timeout.ms": 6000, "heartbeat.interval.ms": 1000, "fetch.wait.max.ms": 100,
+                  "topic.metadata.refresh.interval.ms": 1000, "reconnect.backoff.max.ms": 500})
+    c.subscribe([topic])  # a group member: JoinGroup/SyncGroup/Heartbeat/OffsetCommit go to the coordinator
+    return c
+
+
+def consume(c, partition, count):
+    got = []
+    deadline = time.monotonic() + FAILOVER_LIMIT_S
+    while len(got) < count and time.monotonic() < deadline:
+        msg = c.poll(0.5)
+        if msg is not None:
+            check(not msg.error(), "consumer error %s" % msg.error())
+            check_equal(msg.partition(), partition, "partition of a consumed record")
+            got.append((msg.offset(), msg.value()))
+    return got
+
+
+def committed(c, topic, partition):
+    return c.committed([ConfluentTopicPartition(topic, partition)], timeout=REQUEST_TIMEOUT_S)[0].offset
+
+
+def group_coordinator(cluster, group):
+    """The coordinator every live node names for the group (FindCoordinator), when they agree; else None."""
+    named = set()
+    for node in cluster.live():
+        try:
+            error, coordinator = find_coordinator(cluster.port(node), group)
+        except (OSError, struct.error):
+            return None
+        if error != 0:
+            return None
+        named.add(coordinator)
+    return named.pop() if len(named) == 1 else None
+
+
+def offsets_partition(group, partitions=50):
+    """Kafka's partitionFor: abs(Java String.hashCode) % offsets.topic.num.partitions (ASCII group ids)."""
+    h = 0
+    for ch in group:
+        h = (31 * h + ord(ch)) & 0xFFFFFFFF
+    if h >= 1 << 31:
+        h -= 1 << 32
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
+# The leader of a data partition that is NOT on the group's coordinator is killed (the coordinator's own failover:
+# the next test).
 def test_group_offsets_survive_partition_failover():
     cluster = Cluster()
     group = unique_topic("failover-group")
-    error, coordinator = find_coordinator(cluster.port(cluster.live()[0]), group)
-    check_equal(error, 0, "FindCoordinator error")
+    # The first FindCoordinator creates __consumer_offsets: COORDINATOR_NOT_AVAILABLE until its partitions lead.
+    coordinator = wait_until(lambda: group_coordinator(cluster, group), 30 * SCALE,
+                             "every node naming the same coordinator of %s" % group, 0.2)
     for _ in range(5):
         topic, leaders = create_topic(cluster, "failover-grp", 3)
         candidates = [p for p, leader in enumerate(leaders) if leader != coordinator]
@@ -314,36 +369,13 @@ def test_group_offsets_survive_partition_failover():
             records.append((producer.send(topic, value=value, partition=partition).get(timeout=FAILOVER_LIMIT_S)
                             .offset, value))
 
-    def consumer(name):
-        # confluent-kafka: kafka-python 2.0.2 would also return the partition's LeaderChange control records.
-        c = Consumer({"bootstrap.servers": cluster.bootstrap(), "client.id": "compat-cluster-" + name,
-                      "group.id": group, "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                      "session.timeout.ms": 6000, "heartbeat.interval.ms": 1000, "fetch.wait.max.ms": 100,
-                      "topic.metadata.refresh.interval.ms": 1000, "reconnect.backoff.max.ms": 500})
-        c.subscribe([topic])  # a group member: JoinGroup/SyncGroup/Heartbeat/OffsetCommit go to the coordinator
-        return c
-
-    def consume(c, count):
-        got = []
-        deadline = time.monotonic() + FAILOVER_LIMIT_S
-        while len(got) < count and time.monotonic() < deadline:
-            msg = c.poll(0.5)
-            if msg is not None:
-                check(not msg.error(), "consumer error %s" % msg.error())
-                check_equal(msg.partition(), partition, "partition of a consumed record")
-                got.append((msg.offset(), msg.value()))
-        return got
-
-    def committed(c):
-        return c.committed([ConfluentTopicPartition(topic, partition)], timeout=REQUEST_TIMEOUT_S)[0].offset
-
     try:
         produce(0, 20)
-        first = consumer("first")
-        check_equal(consume(first, 10), records[:10], "the first consumer's 10 records")
+        first = group_consumer(cluster, group, topic, "first")
+        check_equal(consume(first, partition, 10), records[:10], "the first consumer's 10 records")
         commit_at = records[9][0] + 1
         first.commit(offsets=[ConfluentTopicPartition(topic, partition, commit_at)], asynchronous=False)
-        check_equal(committed(first), commit_at, "committed offset")
+        check_equal(committed(first, topic, partition), commit_at, "committed offset")
         first.close()
         step("committed offset %d after reading 10 of 20 records (offsets %d..%d)"
              % (commit_at, records[0][0], records[-1][0]))
@@ -352,12 +384,12 @@ def test_group_offsets_survive_partition_failover():
         new_leader = wait_until(lambda: cluster.agreed_leader(topic, partition, exclude=[leader]), 10, "a new leader")
         step("10 more records (offsets %d..%d) acknowledged by the new leader, node %d"
              % (records[20][0], records[-1][0], new_leader))
-        second = consumer("second")
-        check_equal(committed(second), commit_at, "committed offset seen by a new consumer after the failover")
-        check_equal(consume(second, 20), records[10:], "the new consumer's records (from the committed offset)")
+        second = group_consumer(cluster, group, topic, "second")
+        check_equal(committed(second, topic, partition), commit_at, "committed offset seen by a new consumer after the failover")
+        check_equal(consume(second, partition, 20), records[10:], "the new consumer's records (from the committed offset)")
         end = records[-1][0] + 1
         second.commit(offsets=[ConfluentTopicPartition(topic, partition, end)], asynchronous=False)
-        check_equal(committed(second), end, "committed offset after the new consumer")
+        check_equal(committed(second, topic, partition), end, "committed offset after the new consumer")
         second.close()
         step("a new consumer started at the committed offset %d and read the 20 records after it from the new leader"
              % commit_at)
@@ -366,9 +398,66 @@ def test_group_offsets_survive_partition_failover():
     rejoin(cluster, leader, topic, partition, records[-1][0] + 1)
 
 
+# The group's coordinator (the leader of its __consumer_offsets partition, replicated 3 ways) is SIGKILLed after a
+# synchronous commit: the partition's new leader loads the group from the replicated log and a new member starts at
+# the committed offset.
+def test_group_offsets_survive_coordinator_sigkill():
+    cluster = Cluster()
+    group = unique_topic("coordinator-group")
+    coordinator = wait_until(lambda: group_coordinator(cluster, group), 30 * SCALE,
+                             "every node naming the same coordinator of %s" % group, 0.2)
+    offsets_tp = offsets_partition(group)
+    step("group %s: coordinator node %d, the leader of __consumer_offsets-%d" % (group, coordinator, offsets_tp))
+    topic, leaders = create_topic(cluster, "coordinator-grp", 1)
+    partition = 0
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap(), client_id="compat-cluster-coord", acks="all",
+                             retries=1000, linger_ms=0, max_in_flight_requests_per_connection=1,
+                             max_block_ms=FAILOVER_LIMIT_S * 1000, **COMMON)
+    records = []
+
+    def produce(first, count):
+        for i in range(first, first + count):
+            value = b"c-%d" % i
+            records.append((producer.send(topic, value=value, partition=partition).get(timeout=FAILOVER_LIMIT_S)
+                            .offset, value))
+
+    try:
+        produce(0, 20)
+        first = group_consumer(cluster, group, topic, "first")
+        check_equal(consume(first, partition, 10), records[:10], "the first consumer's 10 records")
+        commit_at = records[9][0] + 1
+        first.commit(offsets=[ConfluentTopicPartition(topic, partition, commit_at)], asynchronous=False)
+        check_equal(committed(first, topic, partition), commit_at, "committed offset")
+        first.close()
+        step("committed offset %d at coordinator node %d" % (commit_at, coordinator))
+        status = cluster.kill(coordinator)
+        check_equal(status, 137, "node %d's exit status after SIGKILL" % coordinator)
+        killed_at = time.monotonic()
+        new_coordinator = wait_until(
+            lambda: (lambda c: c if c is not None and c != coordinator else None)(group_coordinator(cluster, group)),
+            FAILOVER_LIMIT_S, "a new coordinator of %s" % group, 0.2)
+        step("SIGKILLed node %d; node %d coordinates %s after %.1f s"
+             % (coordinator, new_coordinator, group, time.monotonic() - killed_at))
+        produce(20, 10)
+        second = group_consumer(cluster, group, topic, "second")
+        check_equal(committed(second, topic, partition), commit_at,
+                    "committed offset seen by a new member after the coordinator's failover")
+        check_equal(consume(second, partition, 20), records[10:], "the new member's records (from the committed offset)")
+        end = records[-1][0] + 1
+        second.commit(offsets=[ConfluentTopicPartition(topic, partition, end)], asynchronous=False)
+        check_equal(committed(second, topic, partition), end, "committed offset at the new coordinator")
+        second.close()
+        step("a new member started at the committed offset %d and committed %d at node %d"
+             % (commit_at, end, new_coordinator))
+    finally:
+        producer.close(timeout=5)
+    rejoin(cluster, coordinator, topic, partition, records[-1][0] + 1)
+
+
 if __name__ == "__main__":
     run_tests({
         "kafka_python_acks_all_leader_sigkill": test_kafka_python_acks_all_leader_sigkill,
         "confluent_acks_all_leader_sigkill": test_confluent_acks_all_leader_sigkill,
         "group_offsets_survive_partition_failover": test_group_offsets_survive_partition_failover,
+        "group_offsets_survive_coordinator_sigkill": test_group_offsets_survive_coordinator_sigkill,
     })

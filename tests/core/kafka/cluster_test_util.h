@@ -109,6 +109,8 @@ class KafkaCluster {
       options.broker.controller_quorum_voters[other] = Address{"n" + std::to_string(other), kRaftPort};
     }
     options.broker.raft_tick = 50ms;
+    // Three raft groups for __consumer_offsets instead of Kafka's 50 per node: the tests stay fast.
+    options.broker.group.offsets_topic_partitions = 3;
     options.broker.mutations = mutations_;
     if (configure_) configure_(options.broker);
     broker::Node node(env, std::move(options));
