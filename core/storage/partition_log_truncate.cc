@@ -141,9 +141,11 @@ Status PartitionLog::restart_at(int64_t offset, int32_t epoch) {
     const Instant due = env_.clock.now() + std::chrono::milliseconds(std::min<int64_t>(
                                                settings_.file_delete_delay_ms, int64_t{1} << 40));
     // Newest first, as truncate_to: a power loss keeps a prefix of the old log, then the directory sync makes it none.
-    while (!segments_.empty()) {
-      std::shared_ptr<Segment> segment = segments_.rbegin()->second;
-      segments_.erase(std::prev(segments_.end()));
+    // The map keeps the old segments until the new one exists (their open files still read): other fibers (retention,
+    // fetches) never see a log without a segment while this suspends.
+    const std::vector<std::shared_ptr<Segment>> old = snapshot();
+    for (auto it = old.rbegin(); it != old.rend(); ++it) {
+      const std::shared_ptr<Segment>& segment = *it;
       SLUICE_TRY(segment->rename_files(kDeletedSuffix));
       pending_deletes_.push_back(
           PendingDelete{due, {segment->log_path(), segment->index_path(), segment->time_index_path()}});
@@ -151,6 +153,7 @@ Status PartitionLog::restart_at(int64_t offset, int32_t epoch) {
     SLUICE_TRY(env_.fs.sync_dir(dir_));
     if (background_ != nullptr) background_->wake.notify_all();  // the delayed unlinks
     SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Segment> fresh, Segment::create(env_, dir_, offset, segment_config()));
+    segments_.clear();  // no suspension from here to the emplace
     segments_.emplace(offset, std::move(fresh));
     ++dir_changes_;
     return Status();
