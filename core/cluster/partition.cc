@@ -100,6 +100,10 @@ int64_t Partition::high_watermark() const {
   for (auto epoch = epochs.rbegin(); epoch != epochs.rend(); ++epoch) {
     if (epoch->start_offset >= visible) continue;  // an epoch not committed yet
     if (epoch->start_offset != visible - 1 || epoch->start_offset < log_->log_start_offset()) break;
+    // An entry at a log start that moved may be one the move clamped there (retention, DeleteRecords and a restart
+    // at the leader's log start keep the entry covering the start, Kafka's truncateFromStart): its batch need not be
+    // a LeaderChange, so it stays visible (at worst a LeaderChange batch counts as one record of lag).
+    if (epoch->start_offset == log_->log_start_offset() && epoch->start_offset > 0) break;
     --visible;  // the last offset below is an epoch's first entry: its LeaderChange batch
   }
   SLUICE_ASSERT(visible >= log_->log_start_offset());

@@ -172,8 +172,11 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // ---- DeleteRecords ----
   // Moves the log start to `offset` (-1: the high watermark) and returns the new log start (Kafka's
   // deleteRecordsOnLeader): POLICY_VIOLATION unless cleanup.policy has delete, OFFSET_OUT_OF_RANGE below -1 or above
-  // the high watermark.
-  Result<int64_t> delete_records(int64_t offset);
+  // the high watermark. Replicated: the leader moves its own log start, its raft group carries it to the followers
+  // (each moves its own, never past its commit index), and the answer waits until every follower heard from within
+  // an election timeout reports a log start at least as high (Kafka's DelayedDeleteRecords on the low watermark);
+  // REQUEST_TIMED_OUT at `deadline` (the move stands), NOT_LEADER_OR_FOLLOWER when leadership moves meanwhile.
+  Result<int64_t> delete_records(int64_t offset, Instant deadline = Instant::max());
 
   // The partition's idempotent producers, rebuilt from its log when needed (tests, inspection).
   Result<const PartitionProducers*> producers();
@@ -191,6 +194,9 @@ class Partition : public std::enable_shared_from_this<Partition> {
   Result<storage::AppendResult> append_replicated(ByteView batch, int32_t* leader_epoch);
   Status wait_replicated(int64_t end_offset, int32_t leader_epoch, Instant deadline);
   Status wait_high_watermark(int64_t end_offset, int32_t leader_epoch, Instant deadline);
+  // DeleteRecords on a replicated partition: returns `log_start` once every follower heard from recently reports a
+  // log start at least as high (partition_replicated.cc).
+  Result<int64_t> wait_followers_log_start(int64_t log_start, int32_t leader_epoch, Instant deadline);
   void on_role_change(raft::Role role, raft::Term term, raft::NodeId leader);
   void on_commit(raft::Index commit);
   // Raft is about to cut committed records (a `replicated` group's documented loss): the high watermark may go back

@@ -76,9 +76,18 @@ raft::Term PartitionRaftLog::term_at(raft::Index index) const {
   SLUICE_ASSERT(index <= last_index());
   if (index == 0) return 0;
   const int64_t offset = offset_of_raft_index(index);
-  // Below the log start (retention, DeleteRecords) the epoch of the first batch kept stands for the prefix: raft
-  // compares terms only where logs may still differ, far above a log start every replica has passed.
-  const std::optional<int32_t> epoch = log_.epoch_at(std::max(offset, log_.log_start_offset()));
+  std::optional<int32_t> epoch;
+  if (offset >= log_.log_start_offset()) {
+    epoch = log_.epoch_at(offset);
+  } else if (log_.log_start_offset() == log_.log_end_offset()) {
+    // An empty log: its last epoch is the one in force at the log start, which the epoch cache keeps (retention
+    // and restart_at leave the entry covering the start). Exact for the last index, which elections compare.
+    epoch = log_.latest_epoch();
+  } else {
+    // Below the log start the epoch of the first batch kept stands for the prefix, an upper bound: raft compares
+    // terms only above the commit index, and anchors an append from the log start on its first entry.
+    epoch = log_.epoch_at(log_.log_start_offset());
+  }
   if (!epoch.has_value() || *epoch < 0) return 0;
   return static_cast<raft::Term>(*epoch);
 }
@@ -136,9 +145,16 @@ raft::Index PartitionRaftLog::entry_start(raft::Index index) const {
   SLUICE_ASSERT(index >= 1);
   SLUICE_ASSERT(index <= last_index());
   const int64_t offset = offset_of_raft_index(index);
-  if (offset < log_.log_start_offset()) return index;  // below the log start there are no batches to align to
+  if (offset < log_.log_start_offset()) {
+    // Below the raft log start there are no batches to align to; above it, the first batch begins below the log
+    // start offset.
+    const raft::Index start = log_start();
+    return index <= start ? index : start + 1;
+  }
   Result<int64_t> base = log_.batch_base_offset_containing(offset);
   if (!base.ok()) {
+    // Retention or DeleteRecords (which run beside the raft driver) may have moved the start past it meanwhile.
+    if (offset < log_.log_start_offset()) return entry_start(index);
     poison(base.status());
     return index;
   }
@@ -151,15 +167,26 @@ std::vector<raft::Entry> PartitionRaftLog::read(raft::Index from, size_t max_cou
   SLUICE_ASSERT(from <= last_index());
   SLUICE_ASSERT(max_count > 0);
   if (!failure_.ok()) return {};
+  // Raft reads above the log start, but retention and DeleteRecords move it beside the raft driver (on their own
+  // fibers, while a call here waits for the disk): a read the start passed returns nothing, without failing.
+  if (from <= log_start()) {
+    SLUICE_PROBE("partition_raft_log.read_below_log_start");
+    return {};
+  }
   std::vector<raft::Entry> entries;
   raft::Index expected = from;
   size_t bytes = 0;
   // In chunks: a probe or a catching-up follower asks for max_bytes (a MiB) but often takes a few entries, and
   // reading the whole MiB each time made every append cost a MiB copy.
   while (entries.size() < max_count && expected <= last_index() && bytes < max_bytes) {
-    const int64_t offset = offset_of_raft_index(expected);
+    // The first batch kept may begin below the log start offset: the log reads it from there.
+    const int64_t offset = std::max(offset_of_raft_index(expected), log_.log_start_offset());
     const size_t chunk = std::max<size_t>(std::min(kReadChunkBytes, max_bytes - bytes), 1);
     Result<storage::ReadResult> data = log_.read(offset, chunk, log_.log_end_offset());
+    if (!data.ok() && offset_of_raft_index(expected) < log_.log_start_offset()) {
+      SLUICE_PROBE("partition_raft_log.read_below_log_start");
+      return entries;  // the start moved past it meanwhile (above)
+    }
     if (!data.ok()) {
       poison(data.status());
       return {};
@@ -175,8 +202,13 @@ std::vector<raft::Entry> PartitionRaftLog::read(raft::Index from, size_t max_cou
       const storage::BatchHeader& header = span.header;
       if (entries.size() >= max_count) break;
       if (!entries.empty() && bytes + header.size_bytes() > max_bytes) return entries;  // always at least one
-      // Read from an entry start: the first batch begins exactly there, and batches follow each other.
-      SLUICE_ASSERT(static_cast<raft::Index>(header.base_offset) + 1 == expected);
+      // Read from an entry start: the first batch begins exactly there, and batches follow each other (a replica's
+      // cleaner keeps every batch's range). Unless the log start moved past `expected` meanwhile (above).
+      if (static_cast<raft::Index>(header.base_offset) + 1 != expected) {
+        SLUICE_ASSERT(offset_of_raft_index(expected) < log_.log_start_offset());
+        SLUICE_PROBE("partition_raft_log.read_below_log_start");
+        return entries;
+      }
       raft::Entry entry;
       entry.term = header.partition_leader_epoch < 0 ? 0 : static_cast<raft::Term>(header.partition_leader_epoch);
       entry.count = batch_index_count(header);
@@ -187,7 +219,6 @@ std::vector<raft::Entry> PartitionRaftLog::read(raft::Index from, size_t max_cou
       entries.push_back(std::move(entry));
     }
   }
-  SLUICE_ASSERT(!entries.empty());
   SLUICE_ASSERT(entries.size() <= max_count);
   SLUICE_ASSERT(expected - 1 <= last_index());
   return entries;
@@ -201,6 +232,48 @@ raft::Index PartitionRaftLog::last_index_with_term_at_most(raft::Index at_or_bel
   if (offset < 0) return 0;
   SLUICE_ASSERT(offset <= offset_of_raft_index(at_or_below));
   return static_cast<raft::Index>(offset) + 1;
+}
+
+raft::Index PartitionRaftLog::log_start() const {
+  const int64_t start = log_.log_start_offset();
+  if (start == log_.log_end_offset() || !failure_.ok()) return raft_index_for_end_offset(start);
+  Result<int64_t> base = log_.batch_base_offset_containing(start);
+  if (!base.ok()) {
+    if (log_.log_start_offset() != start) return log_start();  // moved meanwhile (retention beside the driver)
+    poison(base.status());
+    return raft_index_for_end_offset(start);
+  }
+  // The batch holding the start, or the first after it when compaction left a gap there (up to the log end).
+  SLUICE_ASSERT(*base <= log_.log_end_offset());
+  const auto index = static_cast<raft::Index>(*base);
+  SLUICE_ASSERT(index <= last_index());
+  return index;
+}
+
+void PartitionRaftLog::advance_start(raft::Index through) {
+  SLUICE_ASSERT(through <= last_index());
+  if (!failure_.ok()) return;
+  const auto offset = static_cast<int64_t>(through);  // indexes up to `through` are the offsets below it
+  if (offset <= log_.log_start_offset()) return;
+  // `through` is committed: the high watermark reaches it at this round's end anyway (Partition::on_commit).
+  if (log_.high_watermark() < offset) log_.set_high_watermark(offset);
+  const int64_t before = log_.log_start_offset();
+  if (Status s = log_.advance_log_start(offset); !s.ok()) return poison(s);
+  if (Result<size_t> removed = log_.remove_segments_below_log_start(); !removed.ok()) return poison(removed.status());
+  SLUICE_ASSERT(log_.log_start_offset() == offset);
+  SLUICE_ASSERT(log_.log_start_offset() > before);
+}
+
+void PartitionRaftLog::reset_to(raft::Index start, raft::Term term) {
+  SLUICE_ASSERT(term <= static_cast<raft::Term>(INT32_MAX));
+  const auto offset = static_cast<int64_t>(start);
+  SLUICE_ASSERT(offset >= log_.log_start_offset());
+  if (!failure_.ok()) return;
+  const int32_t epoch = term == 0 ? storage::kUndefinedEpoch : static_cast<int32_t>(term);
+  if (Status s = log_.restart_at(offset, epoch); !s.ok()) return poison(s);
+  SLUICE_ASSERT(last_index() == start);
+  SLUICE_ASSERT(durable_index() == start);
+  SLUICE_ASSERT(term_at(start) == term);
 }
 
 Status PartitionRaftLog::sync() {

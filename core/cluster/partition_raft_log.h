@@ -54,6 +54,15 @@ class PartitionRaftLog final : public raft::RaftLog {
   raft::Index entry_start(raft::Index index) const override;
   std::vector<raft::Entry> read(raft::Index from, size_t max_count, uint64_t max_bytes) const override;
   raft::Index last_index_with_term_at_most(raft::Index at_or_below, raft::Term term) const override;
+  // The raft log start: the index just before the first batch kept, which may begin below the log start offset
+  // (DeleteRecords cuts anywhere, a batch is kept whole), or the log start offset when no batch is kept.
+  raft::Index log_start() const override;
+  // The log start offset (as an index: the offsets below it are the indexes up to it).
+  raft::Index low_watermark() const override { return static_cast<raft::Index>(log_.log_start_offset()); }
+  // Moves the log start offset up to `through` (retention's primitive; segments wholly below it go).
+  void advance_start(raft::Index through) override;
+  // PartitionLog::restart_at(start, term).
+  void reset_to(raft::Index start, raft::Term term) override;
 
   // Makes the whole log durable. Fails for good once poisoned.
   Status sync();

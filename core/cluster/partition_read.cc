@@ -217,7 +217,7 @@ std::vector<int64_t> Partition::legacy_offsets_before(int64_t timestamp, int32_t
   return offsets;
 }
 
-Result<int64_t> Partition::delete_records(int64_t offset) {
+Result<int64_t> Partition::delete_records(int64_t offset, Instant deadline) {
   if (!config_.retention_enabled()) {
     return kafka_error(ErrorCode::kPolicyViolation,
                        fmt::format("Records of partition {} can not be deleted due to the configured policy "
@@ -230,18 +230,24 @@ Result<int64_t> Partition::delete_records(int64_t offset) {
   }
   SLUICE_TRY(check_not_removed());
   if (!is_leader()) return not_leader();
+  const int32_t epoch = leader_epoch_;
   if (replicated()) {
-    // The log start is not replicated yet (issue 22, step 6): moving the leader's alone would strand a lagging
-    // follower below it.
-    return kafka_error(
-        ErrorCode::kPolicyViolation,
-        fmt::format("DeleteRecords on the replicated partition {} is not supported yet", tp_.to_string()));
+    // The consumers' high watermark, which stops below the LeaderChange batches at the committed tail: the log start
+    // never passes what a consumer may read up to.
+    const int64_t visible = high_watermark();
+    if (offset > visible) {
+      return kafka_error(ErrorCode::kOffsetOutOfRange,
+                         fmt::format("{}: cannot delete records before offset {}, the high watermark is {}",
+                                     tp_.to_string(), offset, visible));
+    }
+    if (offset == -1) offset = visible;
   }
   // The log manager moves the start under its maintenance mutex (no retention or cleaner pass meanwhile) and
   // declares the effect; the log refuses an offset above the high watermark.
   SLUICE_ASSIGN_OR_RETURN(const int64_t log_start, context_.logs.delete_records(tp_, offset));
-  SLUICE_ASSERT(log_start <= high_watermark());
-  return log_start;
+  SLUICE_ASSERT(log_start <= log_->high_watermark());
+  if (!replicated()) return log_start;
+  return wait_followers_log_start(log_start, epoch, deadline);
 }
 
 }  // namespace sluice::cluster

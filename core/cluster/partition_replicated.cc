@@ -18,6 +18,8 @@ using namespace std::chrono_literals;
 // How long a leader's append may wait for the raft host's driver (it appends between rounds). The produce's own
 // timeout bounds only the acks=all wait, as Kafka's DelayedProduce does.
 constexpr Duration kAppendWaitMax = 30s;
+// How often a replicated DeleteRecords looks at the followers' log starts.
+constexpr Duration kDeleteRecordsPoll = 10ms;
 
 }  // namespace
 
@@ -196,6 +198,31 @@ Status Partition::wait_high_watermark(int64_t end_offset, int32_t leader_epoch, 
   return kafka_error(ErrorCode::kRequestTimedOut,
                      fmt::format("{}: offsets below {} were not replicated to a quorum in time", tp_.to_string(),
                                  end_offset));
+}
+
+// Kafka's DelayedDeleteRecords: complete once the low watermark (the smallest log start of the live replicas)
+// reached the new log start. The followers move theirs when the leader's next append or heartbeat carries it and
+// report it in their answers; nothing wakes this fiber for those, so it polls.
+Result<int64_t> Partition::wait_followers_log_start(int64_t log_start, int32_t leader_epoch, Instant deadline) {
+  SLUICE_ASSERT(replicated());
+  while (true) {
+    SLUICE_TRY(check_not_removed());
+    if (!is_leader() || leader_epoch_ != leader_epoch) return not_leader();
+    const std::optional<raft::GroupStatus> status = replica_group_->host->status(replica_group_->group);
+    if (!status.has_value()) return not_leader();
+    SLUICE_ASSERT(status->log_start <= static_cast<raft::Index>(log_->log_start_offset()));
+    const bool reached = std::all_of(status->followers.begin(), status->followers.end(),
+                                     [&](const raft::FollowerStatus& follower) {
+                                       return !follower.recent_active ||
+                                              follower.log_start >= static_cast<raft::Index>(log_start);
+                                     });
+    if (reached) return log_start;
+    const Instant now = context_.env.clock.now();
+    if (now >= deadline) break;
+    context_.env.scheduler.sleep_until(std::min(deadline, now + kDeleteRecordsPoll));
+  }
+  return kafka_error(ErrorCode::kRequestTimedOut,
+                     fmt::format("{}: the followers did not reach log start {} in time", tp_.to_string(), log_start));
 }
 
 }  // namespace sluice::cluster

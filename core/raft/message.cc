@@ -30,6 +30,8 @@ std::string to_string(const Message& m) {
            ".." + std::to_string(m.entries.back().term) + ")";
   }
   if (m.commit != 0) out += " commit=" + std::to_string(m.commit);
+  if (m.log_start != 0) out += " log_start=" + std::to_string(m.log_start);
+  if (m.from_log_start) out += " from_log_start";
   if (m.reject) out += " reject hint=" + std::to_string(m.hint_index) + "@" + std::to_string(m.hint_term);
   if (m.transfer) out += " transfer";
   return out;

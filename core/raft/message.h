@@ -15,11 +15,14 @@ enum class MessageType : uint8_t {
   kPreVoteResponse,    // reject; term: the request's term when granted, the responder's when refused
   kVote,               // log_index/log_term: the candidate's last entry; transfer: caused by TimeoutNow
   kVoteResponse,       // reject
-  kAppend,             // log_index/log_term: the index (an entry end) before `entries`; commit: the leader's commit
+  kAppend,             // log_index/log_term: the index (an entry end) before `entries`; commit: the leader's commit;
+                       // log_start: the leader's low watermark; from_log_start: log_index is the leader's log start,
+                       // whose term it knows only as an upper bound (see handle_append)
   kAppendResponse,     // accepted: log_index = match that may be counted, hint_index = appended match;
                        // rejected: log_index = the refused prev index, hint_index/hint_term = where to look next
   kHeartbeat,          // commit: min(leader commit, the follower's match); log_index/log_term: the leader's whole
-                       // commit index and its term (how far an unclean follower must match to be caught up)
+                       // commit index and its term (how far an unclean follower must match to be caught up);
+                       // log_start: the leader's low watermark
   kHeartbeatResponse,  //
   kTimeoutNow,         // leadership transfer: campaign at once, skipping pre-vote and the leader lease
   // A proposal a non-leader hands to the leader it knows (etcd's MsgProp): `entries` are appended by the leader as
@@ -43,6 +46,9 @@ struct Message {
   Term hint_term = 0;
   bool transfer = false;
   uint64_t incarnation = 0;  // the sender's (responses from followers use it)
+  // kAppend, kHeartbeat: the leader's low watermark (RaftLog::low_watermark); their responses: the follower's.
+  Index log_start = 0;
+  bool from_log_start = false;  // kAppend
 
   bool operator==(const Message&) const = default;
 };

@@ -23,6 +23,7 @@ struct Progress {
   bool recent_active = false;  // answered since the last check-quorum round
   bool acked_since_heartbeat = false;  // an append answer arrived since the last heartbeat went out
   uint64_t incarnation = 0;    // the follower's, from its answers; 0 until it has answered
+  Index log_start = 0;         // the follower's log start, from its latest answer (DeleteRecords waits on it)
 };
 
 }  // namespace sluice::raft

@@ -34,6 +34,9 @@ Raft::Raft(const Options& options, Membership membership, RaftLog& log, HardStat
     hard_.term = last_term();
     hard_.voted_for = options_.id;
   }
+  // Whatever the log dropped was committed (retention, DeleteRecords, a jump to a leader's log start).
+  commit_ = log_.low_watermark();
+  SLUICE_ASSERT(commit_ <= log_.last_index());
   hard_.incarnation = persisted.incarnation + 1;
   // Under `replicated` an entry counts once appended, so an unclean stop may have taken entries this node had
   // acknowledged (a node that never stored a hard state, incarnation 0, never acknowledged anything).
@@ -299,6 +302,7 @@ GroupStatus Raft::status() const {
   GroupStatus s{.id = options_.id, .term = hard_.term, .role = role_, .leader = leader_, .commit_index = commit_};
   s.last_index = log_.last_index();
   s.durable_index = log_.durable_index();
+  s.log_start = log_.low_watermark();  // no disk read: other fibers ask for the status
   for (const auto& [peer, progress] : progress_) {
     SLUICE_ASSERT(progress.match <= log_.last_index());
     s.followers.push_back(FollowerStatus{.id = peer,
@@ -308,7 +312,8 @@ GroupStatus Raft::status() const {
                                          .lag = log_.last_index() - progress.match,
                                          .state = progress.state,
                                          .inflight = progress.inflight.size(),
-                                         .recent_active = progress.recent_active});
+                                         .recent_active = progress.recent_active,
+                                         .log_start = progress.log_start});
   }
   return s;
 }

@@ -49,6 +49,7 @@ struct FollowerStatus {
   ProgressState state = ProgressState::kProbe;
   size_t inflight = 0;
   bool recent_active = false;
+  Index log_start = 0;  // the follower's log start as it last answered
 };
 
 struct GroupStatus {
@@ -59,6 +60,7 @@ struct GroupStatus {
   Index commit_index = 0;
   Index last_index = 0;
   Index durable_index = 0;
+  Index log_start = 0;
   std::vector<FollowerStatus> followers = {};  // the leader's view; empty on other roles
 };
 
@@ -140,6 +142,8 @@ class Raft {
   void handle_append(const Message& message);
   Index follower_conflict_hint(Index prev_index, Term prev_term) const;
   void append_from_leader(const Message& message);
+  void append_from_log_start(const Message& message);
+  void follow_log_start(Index leader_log_start);
   Index countable_match() const;
   void acknowledge_leader(bool only_if_more);
   void handle_heartbeat(const Message& message);

@@ -5,7 +5,12 @@
 // syncing.
 //
 // Spans: an entry covers `Entry::count` consecutive indexes. An *entry start* is the first index of an entry, an
-// *entry end* its last. The log's indexes are gap-free from 1 to last_index(); 0 is the empty prefix.
+// *entry end* its last. The log's indexes are gap-free from log_start() + 1 to last_index(); 0 is the empty prefix.
+//
+// The log start: a log may drop a committed prefix (a partition's retention and DeleteRecords, or a follower that
+// jumps to its leader's log start). Indexes at or below log_start() are gone: they were committed, read() never
+// reaches them, entry_start() answers them with themselves, and term_at() answers them with an upper bound of their
+// term (the exact term of log_start() while the log is empty above it, which is what an election compares).
 #pragma once
 
 #include <cstddef>
@@ -38,12 +43,28 @@ class RaftLog {
   // Entries from `from`: at most max_count of them and at most max_bytes of payload in all, but always at least one
   // (an entry larger than max_bytes goes alone). REQUIRES 1 <= from <= last_index(), `from` an entry start,
   // max_count > 0. None only when a log on disk has failed (FileRaftLog: it reports the error itself, and the caller
-  // sends nothing).
+  // sends nothing) or when the log start passed `from` while the read waited for the disk (a partition log's
+  // retention and DeleteRecords run beside the raft driver); fewer than asked when it passed a later entry.
   virtual std::vector<Entry> read(Index from, size_t max_count, uint64_t max_bytes) const = 0;
   // The largest i <= min(at_or_below, last_index()) with term_at(i) <= term; 0 if there is none. The default walks
   // back entry by entry (jumping by entry_start, never index by index); a log with a term -> first index map (the
   // partition's leader epoch cache) answers it directly.
   virtual Index last_index_with_term_at_most(Index at_or_below, Term term) const;
+
+  // The log start (above): 0 for a log that keeps everything. An entry end, <= last_index(); it only moves forward.
+  virtual Index log_start() const { return 0; }
+  // What the log's owner counts as deleted: every index at or below it (Kafka's log start offset, which may lie
+  // inside the first entry kept). log_start() <= low_watermark() <= the commit index; only moves forward.
+  virtual Index low_watermark() const { return log_start(); }
+  // Drops the entries at or below `through`, a follower's move to its leader's log start. The new start may stop at
+  // the start of an entry holding `through`. REQUIRES through <= the commit index. A no-op for a log that keeps
+  // everything.
+  virtual void advance_start(Index through) { (void)through; }
+  // Discards the whole log, which becomes empty above `start`, whose term is `term` (raft's InstallSnapshot of an
+  // empty snapshot: a follower whose next entries its leader no longer holds). Durable on return: durable_index()
+  // == last_index() == log_start() == start. REQUIRES start >= log_start(). Only logs that may follow a leader whose
+  // log_start() moves need it; the default refuses.
+  virtual void reset_to(Index start, Term term);
 
   // Whether `index` is 0 or the last index of an entry. REQUIRES index <= last_index().
   bool is_entry_end(Index index) const;
@@ -60,6 +81,10 @@ class MemoryRaftLog final : public RaftLog {
   void append(Index at, std::span<const Entry> entries) override;
   void truncate_suffix(Index from) override;
   std::vector<Entry> read(Index from, size_t max_count, uint64_t max_bytes) const override;
+  Index log_start() const override { return start_; }
+  // Drops the whole entries ending at or below `through` (durably: a power loss does not bring them back).
+  void advance_start(Index through) override;
+  void reset_to(Index start, Term term) override;
 
   void sync();
   void power_loss();
@@ -76,9 +101,12 @@ class MemoryRaftLog final : public RaftLog {
 
   std::vector<Entry> entries_;
   std::vector<Index> starts_;           // starts_[k]: the first index of entries_[k], strictly increasing
+  Index start_ = 0;                     // the log start: entries_ begin at start_ + 1
+  Term start_term_ = 0;                 // term_at(start_) once the entries up to it are gone
   Index last_index_ = 0;                // starts_.back() + entries_.back().count - 1
   std::vector<Entry> durable_entries_;  // what a power loss leaves
   Index durable_index_ = 0;             // entries_ and durable_entries_ agree up to here
+  // The durable image's start is always start_: moving the start is durable at once.
 };
 
 }  // namespace sluice::raft

@@ -105,8 +105,12 @@ void Raft::broadcast_heartbeat() {
     progress.acked_since_heartbeat = false;
     // Never tell a follower to commit beyond what it is known to hold; the whole commit index (and its term) only
     // tells an unclean follower how far it must match to be caught up (maybe_caught_up).
-    send(Message{.type = MessageType::kHeartbeat, .to = peer, .log_index = commit_, .log_term = log_.term_at(commit_),
-                 .commit = std::min(commit_, progress.match)});
+    send(Message{.type = MessageType::kHeartbeat,
+                 .to = peer,
+                 .log_index = commit_,
+                 .log_term = log_.term_at(commit_),
+                 .commit = std::min(commit_, progress.match),
+                 .log_start = log_.low_watermark()});
   }
 }
 
@@ -125,6 +129,15 @@ void Raft::send_append(NodeId to) {
   SLUICE_ASSERT(progress.next <= log_.last_index() + 1);
   SLUICE_ASSERT(log_.is_entry_end(progress.match));
   if (paused(progress)) return;
+  const Index log_start = log_.log_start();
+  SLUICE_ASSERT(log_start <= commit_);
+  if (progress.next <= log_start) {
+    // The follower needs entries this log no longer holds (retention, DeleteRecords): send from the first entry
+    // kept, anchored on that entry rather than on the term before it (handle_append). Raft's InstallSnapshot of an
+    // empty snapshot: the follower either holds that entry or discards its log and starts at our log start.
+    SLUICE_PROBE("raft.append_from_log_start");
+    progress.next = log_start + 1;
+  }
   if (progress.state == ProgressState::kReplicate && progress.next > log_.last_index()) return;
   if (progress.next <= log_.last_index() && log_.entry_start(progress.next) != progress.next) {
     SLUICE_PROBE("raft.next_inside_an_entry");
@@ -132,12 +145,22 @@ void Raft::send_append(NodeId to) {
   }
   // match is an entry end, so the start of the entry holding `next` (above match) is above it too.
   SLUICE_ASSERT(progress.next > progress.match);
-  Message m{.type = MessageType::kAppend, .to = to, .log_index = progress.next - 1, .commit = commit_};
+  Message m{.type = MessageType::kAppend,
+            .to = to,
+            .log_index = progress.next - 1,
+            .commit = commit_,
+            .log_start = log_.low_watermark(),
+            .from_log_start = progress.next == log_start + 1 && log_start > 0};
+  SLUICE_ASSERT(m.log_index >= log_start);
+  SLUICE_ASSERT(m.log_start >= log_start);
+  SLUICE_ASSERT(m.log_start <= commit_);
   m.log_term = log_.term_at(m.log_index);
   SLUICE_ASSERT(log_.is_entry_end(m.log_index));
   if (progress.next <= log_.last_index()) {
     m.entries = log_.read(progress.next, options_.max_entries_per_append, options_.max_bytes_per_append);
-    if (m.entries.empty()) return;  // the log failed (a disk error); its driver stops the group
+    // The log failed (a disk error; its driver stops the group), or its start passed `next` meanwhile (a partition's
+    // retention runs beside the driver): the next heartbeat's answer sends again, from the new start.
+    if (m.entries.empty()) return;
     SLUICE_ASSERT(m.entries.size() <= options_.max_entries_per_append);
   }
   const Index last_sent = m.log_index + span_of(m.entries);
@@ -178,6 +201,7 @@ void Raft::handle_append_response(const Message& m) {
   Progress& progress = it->second;
   if (!admit_incarnation(progress, m.incarnation)) return;
   progress.recent_active = true;
+  progress.log_start = m.log_start;
   if (m.reject) return handle_rejection(progress, m);
   SLUICE_ASSERT(m.log_index <= m.hint_index);
   SLUICE_ASSERT(m.hint_index <= log_.last_index());
@@ -222,6 +246,7 @@ void Raft::handle_heartbeat_response(const Message& m) {
   Progress& progress = it->second;
   if (!admit_incarnation(progress, m.incarnation)) return;
   progress.recent_active = true;
+  progress.log_start = m.log_start;
   SLUICE_ASSERT(m.log_index <= m.hint_index);
   SLUICE_ASSERT(m.hint_index <= log_.last_index());
   if (m.log_index > progress.match) {
@@ -291,18 +316,32 @@ void Raft::handle_append(const Message& m) {
   SLUICE_ASSERT(role_ != Role::kLeader);  // one leader per term: no other node can be sending appends in it
   if (role_ != Role::kFollower || leader_ != m.from) become_follower(hard_.term, m.from);
   election_elapsed_ = 0;
+  SLUICE_ASSERT(m.log_start <= m.commit);  // a leader drops only committed entries
+  SLUICE_ASSERT(log_.log_start() <= commit_);
   const Index prev = m.log_index;
-  if (prev <= log_.last_index() && log_.term_at(prev) == m.log_term) {
-    // The leader's prev is an entry end of its log; we hold the same entry there (log matching), so ours too.
+  // Terms compare exactly above our log start, and when the leader's prev is not its own log start.
+  const bool exact = prev > log_.log_start() && !m.from_log_start;
+  const bool same_term = prev <= log_.last_index() && log_.term_at(prev) == m.log_term;
+  if (prev <= commit_ && (!exact || same_term)) {
+    // Committed here, so our log is the leader's up to prev (every leader holds the committed entries), even where
+    // one of the two logs no longer holds them: no term to compare.
     SLUICE_ASSERT(log_.is_entry_end(prev));
     return append_from_leader(m);
   }
+  if (prev > commit_ && same_term) {
+    // The leader's prev is an entry end of its log; we hold the same entry there (log matching), so ours too.
+    // (Above our commit index, so above our log start: the term is exact.)
+    SLUICE_ASSERT(log_.is_entry_end(prev));
+    return append_from_leader(m);
+  }
+  if (m.from_log_start && prev > commit_) return append_from_log_start(m);
   const Index hint = follower_conflict_hint(prev, m.log_term);
   // Committed entries are on every later leader, so the logs agree through our commit index: a mismatch lies above
   // it. Only a `replicated` group whose majority stopped uncleanly at once can break that (lose_committed_entries).
   Index keep = std::min(commit_, hint);
   if (prev <= commit_) keep = std::min(keep, log_.entry_start(prev) - 1);
   if (!log_.is_entry_end(keep)) keep = log_.entry_start(keep) - 1;
+  keep = std::max(keep, log_.log_start());  // what is below our log start is gone already
   if (keep < commit_) lose_committed_entries(keep);
   SLUICE_ASSERT(prev > commit_);
   SLUICE_ASSERT(hint >= commit_);
@@ -312,20 +351,66 @@ void Raft::handle_append(const Message& m) {
                .log_index = prev,
                .reject = true,
                .hint_index = hint,
-               .hint_term = log_.term_at(hint)});
+               .hint_term = log_.term_at(hint),
+               .log_start = log_.low_watermark()});
 }
 
-// The largest index at or below prev (and our last) whose term is at most the leader's term at prev: everything
-// above it differs from the leader's log.
 Index Raft::follower_conflict_hint(Index prev, Term prev_term) const {
   const Index hint = log_.last_index_with_term_at_most(std::min(prev, log_.last_index()), prev_term);
   SLUICE_ASSERT(hint <= prev);
+  if (hint < commit_ && hint < log_.log_start()) {
+    // Below our log start terms are upper bounds: our committed prefix is the leader's.
+    SLUICE_PROBE("raft.conflict_hint_at_commit");
+    return commit_;
+  }
   SLUICE_ASSERT(log_.term_at(hint) <= prev_term);
   return hint;
 }
 
+// An append from the leader's first entry (its prev is the leader's log start, whose term the leader knows only as
+// an upper bound) that did not match at prev: anchor on the first entry instead. We hold it (same term at its start)
+// -> log matching holds up to its end. Otherwise everything we hold above prev differs from the leader's log (what
+// matched would hold that entry) and everything at or below prev is gone from the leader, committed: discard the
+// whole log and start at the leader's log start (Kafka's truncateFullyAndStartAt for a follower fetching below the
+// leader's log start).
+void Raft::append_from_log_start(const Message& m) {
+  const Index prev = m.log_index;
+  SLUICE_ASSERT(m.from_log_start);
+  SLUICE_ASSERT(prev > commit_);
+  SLUICE_ASSERT(prev <= m.commit);
+  const bool anchored = !m.entries.empty() && prev < log_.last_index() && prev >= log_.log_start() &&
+                        log_.term_at(prev + 1) == m.entries.front().term;
+  if (anchored) {
+    SLUICE_PROBE("raft.append_anchored_on_first_entry");
+    SLUICE_ASSERT(log_.entry_start(prev + 1) == prev + 1);
+  } else {
+    // Nothing we discard was counted by this leader (it would have matched) or is needed: committed at or below
+    // prev, which the leader dropped; divergent above.
+    SLUICE_PROBE("raft.follower_reset_to_leader_log_start");
+    log_.reset_to(prev, m.log_term);
+    SLUICE_ASSERT(log_.last_index() == prev);
+    SLUICE_ASSERT(log_.log_start() == prev);
+    SLUICE_ASSERT(log_.durable_index() == prev);
+  }
+  // The leader's log start is committed: so is our log up to it now.
+  commit_ = std::max(commit_, prev);
+  append_from_leader(m);
+}
+
+void Raft::follow_log_start(Index leader_log_start) {
+  // Kafka's follower: log start = max(its own, the leader's), never past what this node knows is committed.
+  const Index through = std::min(leader_log_start, commit_);
+  if (through > log_.low_watermark()) {
+    SLUICE_PROBE("raft.follower_log_start_advanced");
+    log_.advance_start(through);
+  }
+  SLUICE_ASSERT(log_.log_start() <= log_.low_watermark());
+  SLUICE_ASSERT(log_.low_watermark() <= commit_);
+}
+
 // Walks the leader's entries over ours by their counts: an entry of the same term at its start is the same entry
 // (skipped); the first whose term differs starts the suffix of a deposed leader, which is cut there and replaced.
+// Entries at or below our commit index are ours already (or dropped by our log start): skipped unread.
 void Raft::append_from_leader(const Message& m) {
   Index index = m.log_index;  // the end of the last entry walked, in both logs
   SLUICE_ASSERT(index <= log_.last_index());
@@ -333,6 +418,12 @@ void Raft::append_from_leader(const Message& m) {
   for (size_t i = 0; i < m.entries.size(); ++i) {
     const Entry& entry = m.entries[i];
     const Index start = index + 1;
+    if (start <= commit_) {
+      // commit_ is an entry end in both logs (the same committed entries): no entry straddles it.
+      SLUICE_ASSERT(start + entry.count - 1 <= commit_);
+      index = start + entry.count - 1;
+      continue;
+    }
     if (start <= log_.last_index()) {
       // We hold entries from `start` on, and `index` is an entry end of ours, so an entry of ours starts there.
       SLUICE_ASSERT(log_.entry_start(start) == start);
@@ -365,6 +456,7 @@ void Raft::append_from_leader(const Message& m) {
   SLUICE_ASSERT(commit_ <= log_.last_index());
   SLUICE_ASSERT(log_.is_entry_end(commit_));
   maybe_caught_up(m.commit, m.commit <= leader_match_ ? log_.term_at(m.commit) : 0);
+  follow_log_start(m.log_start);
   acknowledge_leader(false);
 }
 
@@ -403,7 +495,7 @@ void Raft::acknowledge_leader(bool only_if_more) {
   if (only_if_more && countable <= acknowledged_) return;
   acknowledged_ = std::max(acknowledged_, countable);
   send(Message{.type = MessageType::kAppendResponse, .to = leader_, .log_index = countable,
-               .hint_index = leader_match_});
+               .hint_index = leader_match_, .log_start = log_.low_watermark()});
 }
 
 void Raft::handle_heartbeat(const Message& m) {
@@ -415,9 +507,10 @@ void Raft::handle_heartbeat(const Message& m) {
   SLUICE_ASSERT(commit_ <= log_.last_index());
   SLUICE_ASSERT(log_.is_entry_end(commit_));
   maybe_caught_up(m.log_index, m.log_term);
+  follow_log_start(m.log_start);
   // Carries the countable match too, so an acknowledgement lost after a sync is repaired within a heartbeat.
   send(Message{.type = MessageType::kHeartbeatResponse, .to = m.from, .log_index = countable_match(),
-               .hint_index = leader_match_});
+               .hint_index = leader_match_, .log_start = log_.low_watermark()});
 }
 
 }  // namespace sluice::raft

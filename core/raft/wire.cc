@@ -12,6 +12,7 @@ constexpr uint8_t kMaxMessageType = static_cast<uint8_t>(MessageType::kPropose);
 // Flags byte of a message.
 constexpr uint8_t kFlagReject = 1;
 constexpr uint8_t kFlagTransfer = 2;
+constexpr uint8_t kFlagFromLogStart = 4;
 
 Status malformed(std::string what) { return Status(Code::kCorruption, "raft frame: " + what); }
 
@@ -23,9 +24,10 @@ void put_string(Bytes& out, const std::string& s) {
 void put_message(Bytes& out, GroupId group, const Message& m) {
   put_unsigned_varlong(&out, group);
   out.push_back(static_cast<uint8_t>(m.type));
-  out.push_back(static_cast<uint8_t>((m.reject ? kFlagReject : 0) | (m.transfer ? kFlagTransfer : 0)));
+  out.push_back(static_cast<uint8_t>((m.reject ? kFlagReject : 0) | (m.transfer ? kFlagTransfer : 0) |
+                                     (m.from_log_start ? kFlagFromLogStart : 0)));
   for (uint64_t v : {m.from, m.to, m.term, m.log_index, m.log_term, m.commit, m.hint_index, m.hint_term,
-                     m.incarnation}) {
+                     m.incarnation, m.log_start}) {
     put_unsigned_varlong(&out, v);
   }
   put_unsigned_varlong(&out, m.entries.size());
@@ -61,14 +63,15 @@ Result<Envelope> read_envelope(ByteView& in) {
   SLUICE_ASSIGN_OR_RETURN(envelope.group, read_u64(in, "group"));
   if (in.size() < 2) return malformed("truncated message");
   if (in[0] > kMaxMessageType) return malformed(fmt::format("unknown message type {}", in[0]));
-  if ((in[1] & ~(kFlagReject | kFlagTransfer)) != 0) return malformed("unknown message flags");
+  if ((in[1] & ~(kFlagReject | kFlagTransfer | kFlagFromLogStart)) != 0) return malformed("unknown message flags");
   Message& m = envelope.message;
   m.type = static_cast<MessageType>(in[0]);
   m.reject = (in[1] & kFlagReject) != 0;
   m.transfer = (in[1] & kFlagTransfer) != 0;
+  m.from_log_start = (in[1] & kFlagFromLogStart) != 0;
   in = in.subspan(2);
   for (uint64_t* field : {&m.from, &m.to, &m.term, &m.log_index, &m.log_term, &m.commit, &m.hint_index, &m.hint_term,
-                          &m.incarnation}) {
+                          &m.incarnation, &m.log_start}) {
     SLUICE_ASSIGN_OR_RETURN(*field, read_u64(in, "message field"));
   }
   SLUICE_ASSIGN_OR_RETURN(uint64_t entries, read_u64(in, "entry count"));

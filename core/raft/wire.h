@@ -15,8 +15,9 @@
 namespace sluice::raft {
 
 // 2: each entry carries its index count (term, count, payload); message types up to kPropose (a forwarded
-// proposal, added before version 2 was ever released). A node refuses frames of another version.
-inline constexpr uint8_t kWireVersion = 2;
+// proposal, added before version 2 was ever released). 3: every message carries log_start after the incarnation
+// (a low watermark, issue 22 step 6) and flag 4 (from_log_start). A node refuses frames of another version.
+inline constexpr uint8_t kWireVersion = 3;
 inline constexpr size_t kFrameHeaderBytes = 4;  // the length; version and kind count in it
 
 enum class FrameKind : uint8_t { kHandshake = 1, kBatch = 2 };

@@ -182,6 +182,7 @@ Result<CleanResult> clean_once(PartitionLog& log, int64_t& first_dirty_offset, c
   rules.horizon_ms = retention > INT64_MAX - now_ms ? INT64_MAX : now_ms + retention;
   rules.drop_latest = options.mutations.has(Mutation::kCompactionDropsLatest);
   rules.ignore_delete_horizon = options.mutations.has(Mutation::kTombstoneBeforeHorizon);
+  rules.keep_batch_ranges = !log.settings().high_watermark_follows_log_end;  // a replica's log
   if (on_start) on_start(log.log_start_offset(), result);
   SLUICE_TRY(rewrite_segments(log, rules, result));
   result.cleaned = true;

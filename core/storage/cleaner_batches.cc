@@ -63,6 +63,7 @@ void store_be(uint8_t* at, uint64_t value, size_t bytes) {
 // Batch attribute bits a rebuilt batch keeps (codec, LogAppendTime, transactional) and the one it may gain.
 constexpr uint16_t kKeptAttributeBits = 0x1f;
 constexpr uint16_t kDeleteHorizonBit = 0x40;
+constexpr uint16_t kCompressionBits = 0x07;
 
 // The fixed header of a rebuilt batch; the CRC field stays zero (it covers the records, written after).
 struct RebuiltHeader {
@@ -181,7 +182,7 @@ Status BatchFilter::filter(ByteView batch, const BatchHeader& header, Bytes* out
     return Status();
   }
   tally->changed = true;
-  if (kept_.empty()) return Status();
+  if (kept_.empty() && !rules_.keep_batch_ranges) return Status();
   ++tally->rebuilt;
   return rebuild(header, stamp, out);
 }
@@ -197,19 +198,23 @@ bool BatchFilter::planted_keep(ByteView key, int64_t offset, int64_t latest) {
 // The survivors re-encoded with deltas from the first of them (build_batch's layout), the rest of each record
 // copied as it is. Uncompressed, they go straight after the header in `*out`; compressed, through section_.
 Status BatchFilter::rebuild(const BatchHeader& header, bool stamp, Bytes* out) {
-  SLUICE_ASSERT(!kept_.empty());
+  SLUICE_ASSERT(!kept_.empty() || rules_.keep_batch_ranges);
+  SLUICE_ASSERT(!stamp || !kept_.empty());
   RebuiltHeader fresh{};
-  fresh.base_offset = kept_.front().offset;
-  fresh.base_timestamp = kept_.front().timestamp;
+  fresh.base_offset = rules_.keep_batch_ranges ? header.base_offset : kept_.front().offset;
+  fresh.base_timestamp = kept_.empty() ? header.base_timestamp : kept_.front().timestamp;
   fresh.attributes = static_cast<uint16_t>(header.attributes) & kKeptAttributeBits;
+  if (kept_.empty()) fresh.attributes &= static_cast<uint16_t>(~kCompressionBits);  // no records: nothing to compress
   if (header.has_delete_horizon() || stamp) {
     fresh.base_timestamp = header.has_delete_horizon() ? header.base_timestamp : rules_.horizon_ms;
     fresh.attributes |= kDeleteHorizonBit;
   }
-  fresh.max_timestamp = kept_.front().timestamp;
-  fresh.last_offset_delta = static_cast<int32_t>(kept_.back().offset - fresh.base_offset);
+  fresh.max_timestamp = kept_.empty() ? header.max_timestamp : kept_.front().timestamp;
+  fresh.last_offset_delta = rules_.keep_batch_ranges ? header.last_offset_delta
+                                                     : static_cast<int32_t>(kept_.back().offset - fresh.base_offset);
+  SLUICE_ASSERT(kept_.empty() || kept_.back().offset - fresh.base_offset <= fresh.last_offset_delta);
   fresh.record_count = static_cast<int32_t>(kept_.size());
-  const bool compressed = header.compression() != Compression::kNone;
+  const bool compressed = header.compression() != Compression::kNone && !kept_.empty();
   const size_t start = out->size();
   out->resize(start + kBatchHeaderBytes);  // filled in below, once the records' size is known
   Bytes* records = compressed ? &section_ : out;

@@ -49,6 +49,10 @@ struct CleanRules {
   // Planted bugs (core/base/mutations.h).
   bool drop_latest = false;            // compaction-drops-latest
   bool ignore_delete_horizon = false;  // tombstone-before-horizon
+  // A replicated log (its raft entries are its batches, each covering the offsets after the previous one): a rebuilt
+  // batch keeps its base and last offsets (as Kafka's v2 cleaner does), and a batch whose every record goes leaves
+  // an empty batch over the same offsets, so that the cleaned log has no gap between batches.
+  bool keep_batch_ranges = false;
 };
 
 struct FilterTally {
@@ -71,9 +75,10 @@ class BatchFilter {
   explicit BatchFilter(const CleanRules& rules) : rules_(rules) {}
 
   // Appends to `*out` what the rules keep of `batch`: its own bytes when every record stays (and no delete horizon
-  // is to be set), nothing when none does, otherwise a rebuilt batch holding the survivors with their offsets,
-  // timestamps, attributes, keys, values and headers, and the batch's codec, producer fields and leader epoch; as
-  // build_batch would make it from the decoded survivors.
+  // is to be set), nothing when none does (an empty batch over its offsets with keep_batch_ranges), otherwise a
+  // rebuilt batch holding the survivors with their offsets, timestamps, attributes, keys, values and headers, and the
+  // batch's codec, producer fields and leader epoch; as build_batch would make it from the decoded survivors (over
+  // the original batch's offsets with keep_batch_ranges).
   Status filter(ByteView batch, const BatchHeader& header, Bytes* out, FilterTally* tally);
 
  private:

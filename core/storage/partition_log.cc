@@ -335,7 +335,13 @@ Status PartitionLog::replace_segments(int64_t first_base, int64_t end_offset, By
   std::vector<std::shared_ptr<Segment>> old;
   for (auto it = segments_.lower_bound(first_base); it != segments_.end() && it->first < end_offset; ++it)
     old.push_back(it->second);
-  SLUICE_ASSERT(!old.empty() && old.front()->base_offset() == first_base && segments_.rbegin()->first >= end_offset);
+  if (old.empty() || old.front()->base_offset() != first_base || segments_.rbegin()->first < end_offset) {
+    // Only a replica's log changes outside the maintenance turn: its raft group restarted it at the leader's log
+    // start, or dropped the segments below the leader's. The pass's result is moot; nothing is swapped.
+    SLUICE_PROBE("partition_log.cleaned_segments_gone");
+    SLUICE_ASSERT(!settings_.high_watermark_follows_log_end);
+    return Status(Code::kInvalidArgument, dir_ + ": the segments a cleaner pass read changed under it");
+  }
   SLUICE_ASSERT(!cleaned.empty() || first_base != segments_.begin()->first);
   // A cleaned segment may end short of the next one's base: above the recorded recovery point, recovery would cut
   // there as if a power loss took those batches. Synced below the next segment only: never the active one here.

@@ -198,6 +198,14 @@ class PartitionLog {
   // NOT_LEADER_OR_FOLLOWER. A disk error part-way takes the log offline. No-op at the log end. Must not race a
   // cleaner pass, retention or DeleteRecords on the same log: LogManager::truncate_to takes their maintenance turn.
   Status truncate_to(int64_t end_offset);
+  // Kafka's truncateFullyAndStartAt, for a replica whose leader no longer holds the entries it needs (raft's
+  // InstallSnapshot of an empty snapshot): every segment goes (renamed `.deleted`, directory synced), one empty
+  // segment starts at `offset`, and log start = log end = high watermark = durable end = offset. `epoch` (>= 0, or
+  // -1 for none) is the epoch of the last offset before it, kept as the epoch cache's only entry (at `offset`), so
+  // that the empty log still answers its last epoch. Durable on return. REQUIRES offset >= log start (the log start
+  // only moves forward). A power loss part-way leaves an empty log, at the old log start or at `offset`. Must not
+  // race a cleaner pass, retention or DeleteRecords on the same log.
+  Status restart_at(int64_t offset, int32_t epoch);
   // The base offset of the batch holding `offset` (the first batch after it when it lies in a gap compaction left;
   // the log end when none follows). OFFSET_OUT_OF_RANGE unless log start <= offset < log end. An offset index lookup
   // and a short header walk.

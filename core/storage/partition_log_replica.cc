@@ -232,8 +232,12 @@ Status PartitionLog::load_leader_epochs() {
     std::vector<EpochEntry> on_disk = std::move(**file);
     epochs_ = LeaderEpochCache(on_disk);
     // Entries at or above the log end: a torn tail, or a truncation's rewrite that did not land. The file must lose
-    // them before a batch is written there.
-    const bool cut = epochs_.truncate_from_end(log_end_offset_);
+    // them before a batch is written there. Except, in a log with no batch, the entry at its start: the epoch of the
+    // offset before it (retention or restart_at kept it there), which raft needs as the empty log's last term. (After
+    // a torn first append it may name that append's epoch: a real leader's, whose log ended there, so a bound that
+    // elections may use.)
+    const bool empty = log_end_offset_ == log_start_offset_;
+    const bool cut = epochs_.truncate_from_end(empty ? log_end_offset_ + 1 : log_end_offset_);
     epochs_.truncate_from_start(log_start_offset_);  // a log start move (never written for it: harmless)
     SLUICE_ASSIGN_OR_RETURN(const bool agree, leader_epochs_agree_with_last_batch());
     if (!agree) {

@@ -121,4 +121,55 @@ Status PartitionLog::cut_suffix(int64_t end_offset) {
   return Status();
 }
 
+Status PartitionLog::restart_at(int64_t offset, int32_t epoch) {
+  SLUICE_ASSERT(epoch >= kUndefinedEpoch);
+  SLUICE_TRY(check_appendable());
+  AppendGuard lock(*this);
+  SLUICE_TRY(check_appendable());
+  SLUICE_ASSERT_MSG(offset >= log_start_offset_, "the log start only moves forward");
+  SLUICE_PROBE("partition_log.restart_at");
+  while (syncing_) sync_done_.wait();  // a round that started before the restart finishes first
+  SLUICE_TRY(check_appendable());
+  syncing_ = true;
+  truncating_ = true;
+  Status cut = [&]() -> Status {
+    // Readers and durability waiters see the empty log from here on.
+    log_start_offset_ = offset;
+    log_end_offset_ = offset;
+    high_watermark_ = offset;
+    recovery_point_ = offset;
+    const Instant due = env_.clock.now() + std::chrono::milliseconds(std::min<int64_t>(
+                                               settings_.file_delete_delay_ms, int64_t{1} << 40));
+    // Newest first, as truncate_to: a power loss keeps a prefix of the old log, then the directory sync makes it none.
+    // The map keeps the old segments until the new one exists (their open files still read): other fibers (retention,
+    // fetches) never see a log without a segment while this suspends.
+    const std::vector<std::shared_ptr<Segment>> old = snapshot();
+    for (auto it = old.rbegin(); it != old.rend(); ++it) {
+      const std::shared_ptr<Segment>& segment = *it;
+      SLUICE_TRY(segment->rename_files(kDeletedSuffix));
+      pending_deletes_.push_back(
+          PendingDelete{due, {segment->log_path(), segment->index_path(), segment->time_index_path()}});
+    }
+    SLUICE_TRY(env_.fs.sync_dir(dir_));
+    if (background_ != nullptr) background_->wake.notify_all();  // the delayed unlinks
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Segment> fresh, Segment::create(env_, dir_, offset, segment_config()));
+    segments_.clear();  // no suspension from here to the emplace
+    segments_.emplace(offset, std::move(fresh));
+    ++dir_changes_;
+    return Status();
+  }();
+  syncing_ = false;
+  truncating_ = false;
+  truncation_done_.notify_all();
+  sync_done_.notify_all();
+  if (!cut.ok()) return fail(cut);
+  roll_flush_pending_ = 0;
+  epochs_ = epoch >= 0 ? LeaderEpochCache({EpochEntry{epoch, offset}}) : LeaderEpochCache();
+  SLUICE_TRY(save_leader_epochs(epochs_));
+  SLUICE_TRY(write_state());  // syncs the directory: the new segment is durable
+  SLUICE_ASSERT(log_start_offset_ == offset && log_end_offset_ == offset && recovery_point_ == offset);
+  verify_invariants();
+  return Status();
+}
+
 }  // namespace sluice::storage

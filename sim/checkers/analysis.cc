@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/base/assert.h"
+#include "core/protocol/error_codes.h"
 
 namespace sluice::sim {
 namespace {
@@ -108,7 +109,13 @@ void Analysis::observe(const PartitionKey& key, int64_t offset, const RecordView
 void Analysis::index_ops() {
   for (const Operation& op : ctx_.history.ops()) {
     if (op.outcome != Outcome::kFailed && op.kind == OpKind::kAlterConfig) alter_configs_.push_back(&op);
-    if (op.outcome != Outcome::kFailed && op.kind == OpKind::kDeleteRecords) delete_records_.push_back(&op);
+    // A replicated DeleteRecords moves the leader's log start before it waits for the followers: REQUEST_TIMED_OUT
+    // or NOT_LEADER_OR_FOLLOWER then leave the cut in place (as Kafka's DelayedDeleteRecords does), so they may
+    // have cut too.
+    const bool may_have_cut = op.outcome != Outcome::kFailed ||
+                              op.error_code == static_cast<int16_t>(ErrorCode::kRequestTimedOut) ||
+                              op.error_code == static_cast<int16_t>(ErrorCode::kNotLeaderOrFollower);
+    if (may_have_cut && op.kind == OpKind::kDeleteRecords) delete_records_.push_back(&op);
     if (op.kind == OpKind::kProduce) {
       const std::optional<PartitionKey> key = key_of(op);
       const bool acknowledged = key && op.completed && op.outcome == Outcome::kOk;

@@ -1,5 +1,6 @@
 // Compaction and tombstones, judged from every read of a compacted topic. A read covers the offsets from where it
-// asked to its last returned record (or to the high watermark when it returned nothing below it: all of that was
+// asked to the end of the last whole batch it returned (a replica's cleaner leaves empty batches, which the client
+// steps over: the fetch's result_offset), or to the high watermark when no batch came back (all of that was
 // compacted away). Inside that range, an acknowledged write the read did not return must have been superseded: a
 // later record of its key is known (acknowledged or seen). Otherwise the latest value of a key was removed
 // (violation), unless the write is a tombstone whose delete horizon may have passed (delete.retention.ms after it
@@ -48,7 +49,9 @@ std::map<PartitionKey, KeyIndex> index_compacted(const Analysis& a) {
 
 // The offsets [from, to) a read vouches for.
 std::pair<int64_t, int64_t> coverage(const Operation& read) {
-  if (!read.records.empty()) return {read.offset, read.records.back().offset + 1};
+  // result_offset: past the last whole batch returned (empty and control batches included), -1 when none came back.
+  if (!read.records.empty()) return {read.offset, std::max(read.records.back().offset + 1, read.result_offset)};
+  if (read.result_offset >= 0) return {read.offset, std::max(read.offset, read.result_offset)};
   return {read.offset, std::max(read.offset, read.high_watermark)};
 }
 

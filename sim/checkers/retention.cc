@@ -4,8 +4,9 @@
 // there, retention.bytes applies, or the topic is compact-only. (2) It leaves no expired record readable past the
 // check interval: a read served while the broker had been up for a while must not return a record whose batch
 // expired more than log.retention.check.interval.ms (plus a second of slack) before, when everything before it had
-// expired too (eviction is a prefix). The broker's clock is the judge, jumps included: a forward jump may
-// legitimately evict what a calendar would keep.
+// expired too (eviction is a prefix; in a cluster, an offset before it that no acknowledged write holds may be a
+// leader's LeaderChange batch, newer than what follows it, and excuses the read). The broker's clock is the judge,
+// jumps included: a forward jump may legitimately evict what a calendar would keep.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -132,6 +133,16 @@ void check_no_expired_readable(const Analysis& a, const TopicFacts& facts, Check
       const std::pair<int64_t, int64_t> at(first.offset, INT64_MIN);
       auto before = std::lower_bound(offsets.begin(), offsets.end(), at);
       if (before != offsets.begin() && std::prev(before)->second >= expired_before) continue;
+      // In a cluster, an offset below it that no acknowledged write holds may be a batch clients never see: a
+      // partition leader's LeaderChange batch, stamped with its clock at its election, which holds eviction back
+      // behind it (retention evicts a prefix) while older records that reached the log later sit after it.
+      const int64_t from = std::max<int64_t>(op.log_start_offset, 0);
+      const std::pair<int64_t, int64_t> lowest(from, INT64_MIN);
+      const auto known = before - std::lower_bound(offsets.begin(), before, lowest);
+      if (a.cluster() && first.offset > from && known < first.offset - from) {
+        report.count("expired records readable behind a batch no client wrote (cluster)");
+        continue;
+      }
     }
     report_violation(report, "retention-expired-readable",
                      fmt::format("{} returned offset {} whose batch's max timestamp {} ms was past retention.ms {} "

@@ -106,6 +106,8 @@ class ConsumerWorkload final : public Workload {
     if (fetched.ok()) {
       records_read_ += o.records.size();
       if (!o.records.empty()) next = o.records.back().offset + 1;
+      // Past empty batches too (a replica's cleaner leaves one where every record went), as Kafka's consumer does.
+      next = std::max(next, fetched->next_offset);
       if (fetched->error_code == 0 && next >= fetched->high_watermark && after_heal(invoked)) {
         caught_up_[static_cast<size_t>(tp.partition)] = true;
       }

@@ -182,6 +182,7 @@ class GroupWorkload final : public Workload {
     settle_fetch(o, fetched);
     if (fetched.ok()) {
       if (!o.records.empty()) position = o.records.back().offset + 1;
+      position = std::max(position, fetched->next_offset);  // past empty and control batches
       if (fetched->error_code == wire_code(ErrorCode::kOffsetOutOfRange) && fetched->log_start_offset > position) {
         position = fetched->log_start_offset;
       }

@@ -95,7 +95,10 @@ class TableWorkload final : public Workload {
           table[*r.key] = r.value_digest;
         }
       }
-      if (o.records.empty() && fetched->high_watermark >= end->offset) break;  // compacted away up to the end
+      position = std::max(position, fetched->next_offset);  // past empty and control batches
+      if (o.records.empty() && fetched->next_offset < 0 && fetched->high_watermark >= end->offset) {
+        break;  // compacted away up to the end
+      }
     }
     return true;
   }

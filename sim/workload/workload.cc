@@ -86,6 +86,7 @@ void settle_fetch(Operation& op, const Result<client::FetchResult>& fetched) {
   op.high_watermark = fetched->high_watermark;
   op.log_start_offset = fetched->log_start_offset;
   op.records = record_views(fetched->records);
+  op.result_offset = fetched->next_offset;  // fetch: past the last whole batch returned, -1 when none came back
 }
 
 }  // namespace sluice::sim

@@ -20,7 +20,8 @@ namespace {
 using protocol::DeleteRecordsRequest;
 using protocol::DeleteRecordsResponse;
 
-Result<int64_t> delete_partition_records(Broker& broker, const std::string& topic, int32_t partition, int64_t offset) {
+Result<int64_t> delete_partition_records(Broker& broker, const std::string& topic, int32_t partition, int64_t offset,
+                                         Instant deadline) {
   if (is_internal_topic(topic)) {
     return kafka_error(ErrorCode::kInvalidTopicException,
                        fmt::format("Cannot delete records of internal topic {}", topic));
@@ -30,11 +31,12 @@ Result<int64_t> delete_partition_records(Broker& broker, const std::string& topi
   if (found == nullptr) {
     return kafka_error(ErrorCode::kUnknownTopicOrPartition, fmt::format("{} does not exist", tp.to_string()));
   }
-  return found->delete_records(offset);
+  return found->delete_records(offset, deadline);
 }
 
 Result<DeleteRecordsResponse> delete_records(RequestContext& ctx, const DeleteRecordsRequest& request) {
   DeleteRecordsResponse response;
+  const Instant deadline = ctx.env.clock.now() + std::chrono::milliseconds(std::max(request.timeout_ms, 0));
   for (const DeleteRecordsRequest::Topic& topic : request.topics) {
     DeleteRecordsResponse::Topic& answer = response.topics.emplace_back();
     answer.name = topic.name;
@@ -42,7 +44,7 @@ Result<DeleteRecordsResponse> delete_records(RequestContext& ctx, const DeleteRe
       DeleteRecordsResponse::Partition& result = answer.partitions.emplace_back();
       result.partition_index = partition.partition_index;
       Result<int64_t> low =
-          delete_partition_records(ctx.broker, topic.name, partition.partition_index, partition.offset);
+          delete_partition_records(ctx.broker, topic.name, partition.partition_index, partition.offset, deadline);
       if (low.ok()) {
         result.low_watermark = *low;
         continue;

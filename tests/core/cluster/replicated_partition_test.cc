@@ -411,5 +411,60 @@ TEST(ReplicatedPartition, AnAppendCutBeforeItsProducerResumesIsAnsweredNotLeader
   }));
   EXPECT_EQ(w.log_bytes(first), w.log_bytes(second)) << "the deposed leader's suffix was replaced";
 }
+// ---- the log start (issue 22, step 6) ----
+
+TEST(ReplicatedPartition, DeleteRecordsMovesEveryReplicasLogStartBeforeItIsAnswered) {
+  ReplicaWorld w;
+  const int32_t leader = w.elect();
+  const int32_t follower = leader == 1 ? 2 : 1;
+  ASSERT_TRUE(w.produce(leader, 6, Acks::kAll).ok());
+  Result<int64_t> refused = int64_t{-1};
+  w.on(follower, [&](Env env, Partition& p) { refused = p.delete_records(3, env.clock.now() + 1s); });
+  EXPECT_EQ(error_of(refused.status()), ErrorCode::kNotLeaderOrFollower);
+  Result<int64_t> too_far = int64_t{-1};
+  w.on(leader, [&](Env env, Partition& p) { too_far = p.delete_records(p.high_watermark() + 1, env.clock.now() + 1s); });
+  EXPECT_EQ(error_of(too_far.status()), ErrorCode::kOffsetOutOfRange);
+  Result<int64_t> moved = int64_t{-1};
+  w.on(leader, [&](Env env, Partition& p) { moved = p.delete_records(4, env.clock.now() + 5s); });
+  ASSERT_TRUE(moved.ok()) << moved.status().to_string();
+  EXPECT_EQ(*moved, 4);
+  for (int32_t id : {1, 2, 3}) {
+    EXPECT_EQ(w.partition(id)->log_start_offset(), 4) << "answered once every live replica moved: node " << id;
+  }
+  // Later writes still replicate, and the start stays where it is.
+  ASSERT_TRUE(w.produce(leader, 2, Acks::kAll).ok());
+  for (int32_t id : {1, 2, 3}) EXPECT_EQ(w.partition(id)->log_start_offset(), 4) << id;
+}
+
+TEST(ReplicatedPartition, AFollowerBehindTheLeadersLogStartRestartsThereAndCatchesUp) {
+  ReplicaWorld w;
+  const int32_t leader = w.elect();
+  const int32_t offline = leader == 3 ? 2 : 3;
+  ASSERT_TRUE(w.produce(leader, 3, Acks::kAll).ok());
+  w.crash(offline);
+  ASSERT_TRUE(w.produce(leader, 5, Acks::kAll).ok());
+  const int64_t end = w.partition(leader)->high_watermark();
+  Result<int64_t> moved = int64_t{-1};
+  // The offline replica stops counting once the leader has not heard from it for an election timeout.
+  w.on(leader, [&](Env env, Partition& p) { moved = p.delete_records(-1, env.clock.now() + 10s); });
+  ASSERT_TRUE(moved.ok()) << moved.status().to_string();
+  EXPECT_EQ(*moved, end);
+  ASSERT_TRUE(w.produce(leader, 2, Acks::kAll).ok());
+  w.boot(offline);
+  ASSERT_TRUE(w.run_until([&] {
+    Partition* p = w.partition(offline);
+    return p != nullptr && p->log_end_offset() == w.partition(leader)->log_end_offset() &&
+           p->high_watermark() == w.partition(leader)->high_watermark();
+  }));
+  EXPECT_GE(w.partition(offline)->log_start_offset(), end) << "it could not keep what the leader no longer holds";
+  EXPECT_EQ(w.partition(offline)->log_start_offset(), w.partition(leader)->log_start_offset());
+  EXPECT_EQ(w.log_bytes(offline), w.log_bytes(leader));
+  // It can lead from there: the old leader's records above the start are all on it.
+  w.crash(leader);
+  const int32_t next = w.elect();
+  ASSERT_NE(next, leader);
+  ASSERT_TRUE(w.produce(next, 1, Acks::kAll).ok());
+}
+
 }  // namespace
 }  // namespace sluice::cluster

@@ -28,6 +28,20 @@ TEST(Compaction, TheLatestValueOfAKeyMustStay) {
   EXPECT_TRUE(has_violation(h.check(compacted(), "compaction"), "compaction-keeps-latest"));
 }
 
+// A replica's cleaner leaves an empty batch where every record went; a fetch that returns only such batches covers
+// the offsets up to where the client steps next (the fetch's result_offset), not up to the high watermark.
+TEST(Compaction, AFetchOfEmptyBatchesCoversOnlyWhatItSteppedOver) {
+  HistoryBuilder h;
+  h.produce("c", 0, 0, 11, 1s, "a");
+  h.produce("c", 0, 1, 12, 2s, "b");
+  h.produce("c", 0, 2, 13, 3s, "a");
+  const uint64_t id = h.read(OpKind::kFetch, "c", 0, 0, {}, 5s, 0, 3);
+  h.history.op(id).result_offset = 1;  // one empty batch over offset 0
+  EXPECT_TRUE(h.check(compacted(), "compaction").violations.empty()) << "b at 1 was not read over";
+  h.history.op(id).result_offset = 2;  // empty batches over 0 and 1: b's latest value went
+  EXPECT_TRUE(has_violation(h.check(compacted(), "compaction"), "compaction-keeps-latest"));
+}
+
 TEST(Tombstones, ATombstoneRemovedBeforeItsHorizonFails) {
   HistoryBuilder h;
   h.produce("c", 0, 0, 11, 1s, "a");

@@ -43,6 +43,29 @@ TEST(Retention, AnExpiredRecordStillReadLongAfterFails) {
   EXPECT_TRUE(has_violation(h.check(retained(), "retention"), "retention-expired-readable"));
 }
 
+// In a cluster, an offset before the record that no acknowledged write holds may be a leader's LeaderChange batch,
+// stamped at its election and newer than the record after it: eviction (a prefix) stops there.
+TEST(Retention, InAClusterAnExpiredRecordBehindABatchNoClientWroteIsExcused) {
+  HistoryBuilder h;
+  h.world(WorldEvent::Kind::kServing, 0s);
+  h.produce("r", 0, 0, 11, 1s, std::nullopt, -1, true, Outcome::kOk, 1000);
+  h.produce("r", 0, 2, 12, 1s, std::nullopt, -1, true, Outcome::kOk, 1000);  // offset 1: a LeaderChange batch
+  h.read(OpKind::kFetch, "r", 0, 1, {{2, std::nullopt, 12}}, 20s, 1, 3, 1000);
+  const CheckReport report = h.check(retained(), "retention", /*brokers=*/3);
+  EXPECT_TRUE(report.violations.empty());
+  EXPECT_EQ(report.figures.at("expired records readable behind a batch no client wrote (cluster)"), 1);
+  EXPECT_TRUE(has_violation(h.check(retained(), "retention"), "retention-expired-readable")) << "one node: no excuse";
+}
+
+TEST(Retention, InAClusterAnExpiredRecordWithEveryOffsetBeforeItKnownFails) {
+  HistoryBuilder h;
+  h.world(WorldEvent::Kind::kServing, 0s);
+  h.produce("r", 0, 0, 11, 1s, std::nullopt, -1, true, Outcome::kOk, 1000);
+  h.produce("r", 0, 1, 12, 1s, std::nullopt, -1, true, Outcome::kOk, 1000);
+  h.read(OpKind::kFetch, "r", 0, 0, {{0, std::nullopt, 11}, {1, std::nullopt, 12}}, 20s, 0, 2, 1000);
+  EXPECT_TRUE(has_violation(h.check(retained(), "retention", /*brokers=*/3), "retention-expired-readable"));
+}
+
 TEST(Retention, AnExpiredRecordReadWithinTheCheckIntervalPasses) {
   HistoryBuilder h;
   h.world(WorldEvent::Kind::kServing, 0s);
