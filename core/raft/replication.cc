@@ -410,7 +410,7 @@ void Raft::follow_log_start(Index leader_log_start) {
 
 // Walks the leader's entries over ours by their counts: an entry of the same term at its start is the same entry
 // (skipped); the first whose term differs starts the suffix of a deposed leader, which is cut there and replaced.
-// Entries at or below our commit index are ours already (or dropped by our log start): skipped unread.
+// Entries at or below our log start are committed and gone here: skipped unread.
 void Raft::append_from_leader(const Message& m) {
   Index index = m.log_index;  // the end of the last entry walked, in both logs
   SLUICE_ASSERT(index <= log_.last_index());
@@ -418,9 +418,10 @@ void Raft::append_from_leader(const Message& m) {
   for (size_t i = 0; i < m.entries.size(); ++i) {
     const Entry& entry = m.entries[i];
     const Index start = index + 1;
-    if (start <= commit_) {
-      // commit_ is an entry end in both logs (the same committed entries): no entry straddles it.
-      SLUICE_ASSERT(start + entry.count - 1 <= commit_);
+    if (start <= log_.log_start()) {
+      // Committed and dropped here: our log start is an entry end of the committed prefix both logs share, so no
+      // entry straddles it, and there is no term left to compare.
+      SLUICE_ASSERT(start + entry.count - 1 <= log_.log_start());
       index = start + entry.count - 1;
       continue;
     }
