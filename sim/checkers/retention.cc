@@ -107,6 +107,18 @@ PrefixMaxTimestamps prefix_max_timestamps(const Analysis& a, const TopicFacts& f
   return by_offset;
 }
 
+// In a cluster a partition without a leader keeps its high watermark where it was, and replicas evict only what
+// they know is committed: a produce to the partition that did not succeed within [from, to] says it may have had no
+// leader then, and its next leader evicts at its next retention pass.
+bool maybe_leaderless(const Analysis& a, const Operation& fetch, Instant from, Instant to) {
+  for (const Operation& op : a.ctx().history.ops()) {
+    if (op.invoked_at > to) break;
+    if (op.kind != OpKind::kProduce || op.outcome == Outcome::kOk || op.tp != fetch.tp) continue;
+    if (!op.completed || op.completed_at >= from) return true;
+  }
+  return false;
+}
+
 void check_no_expired_readable(const Analysis& a, const TopicFacts& facts, CheckReport& report) {
   const Duration interval = std::chrono::milliseconds(a.ctx().retention_check_interval_ms);
   const auto prefix = prefix_max_timestamps(a, facts);
@@ -143,6 +155,10 @@ void check_no_expired_readable(const Analysis& a, const TopicFacts& facts, Check
         report.count("expired records readable behind a batch no client wrote (cluster)");
         continue;
       }
+    }
+    if (a.cluster() && maybe_leaderless(a, op, due - interval, op.completed_at)) {
+      report.count("expired records readable soon after the partition had no leader (cluster)");
+      continue;
     }
     report_violation(report, "retention-expired-readable",
                      fmt::format("{} returned offset {} whose batch's max timestamp {} ms was past retention.ms {} "

@@ -66,6 +66,26 @@ TEST(Retention, InAClusterAnExpiredRecordWithEveryOffsetBeforeItKnownFails) {
   EXPECT_TRUE(has_violation(h.check(retained(), "retention", /*brokers=*/3), "retention-expired-readable"));
 }
 
+// In a cluster, a produce to the partition that failed shortly before the read says it may have had no leader:
+// replicas evict only what they know is committed, so its next leader evicts at its next pass.
+TEST(Retention, InAClusterAnExpiredRecordReadSoonAfterAFailedProduceIsExcused) {
+  const auto history = [](Duration failed_at) {
+    HistoryBuilder h;
+    h.world(WorldEvent::Kind::kServing, 0s);
+    h.produce("r", 0, 0, 11, 1s, std::nullopt, -1, true, Outcome::kOk, 1000);
+    h.produce("r", 0, -1, 12, failed_at, std::nullopt, -1, true, Outcome::kFailed, 1000);
+    h.read(OpKind::kFetch, "r", 0, 0, {{0, std::nullopt, 11}}, 20s, 0, 1, 1000);  // expired at 11 s
+    return h;
+  };
+  const CheckReport soon = history(18s).check(retained(), "retention", /*brokers=*/3);
+  EXPECT_TRUE(soon.violations.empty());
+  EXPECT_EQ(soon.figures.at("expired records readable soon after the partition had no leader (cluster)"), 1);
+  EXPECT_TRUE(has_violation(history(5s).check(retained(), "retention", /*brokers=*/3), "retention-expired-readable"))
+      << "a failure long before the read excuses nothing";
+  EXPECT_TRUE(has_violation(history(18s).check(retained(), "retention"), "retention-expired-readable"))
+      << "one node: no excuse";
+}
+
 TEST(Retention, AnExpiredRecordReadWithinTheCheckIntervalPasses) {
   HistoryBuilder h;
   h.world(WorldEvent::Kind::kServing, 0s);
