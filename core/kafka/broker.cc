@@ -41,14 +41,10 @@ class CoordinatorTopics final : public group::TopicCatalog {
                               storage::TopicConfig::from_overrides(overrides, config_.storage.topic_defaults));
       return topics_.create(topic, partitions, config).status();
     }
-    // Neither the cleaner nor retention may touch a replicated log until the log start is replicated (issue 22
-    // step 6, core/cluster/README.md): on a cluster the offsets topic is kept whole, not compacted.
-    std::map<std::string, std::string> kept = overrides;
-    kept["cleanup.policy"] = "delete";
-    kept["retention.ms"] = "-1";
-    kept["retention.bytes"] = "-1";
+    // Compacted on every replica, as on one node: the cleaner keeps a replicated log's batch offsets
+    // (core/cluster/README.md, "Retention, DeleteRecords and compaction on replicas").
     SLUICE_ASSIGN_OR_RETURN(storage::TopicConfig config,
-                            storage::TopicConfig::from_overrides(kept, config_.storage.topic_defaults));
+                            storage::TopicConfig::from_overrides(overrides, config_.storage.topic_defaults));
     const size_t brokers = cluster_->image().broker_ids().size();
     if (!cluster_->caught_up() || brokers == 0) {
       return kafka_error(ErrorCode::kCoordinatorNotAvailable, "this node has not caught up with the cluster yet");
