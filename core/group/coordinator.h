@@ -116,6 +116,8 @@ class GroupCoordinator {
   // Empty without offsets goes too), so a topic created again under the name does not resume at them. Returns how
   // many offsets went.
   size_t remove_offsets_of_topic(const std::string& topic);
+  // The same on a fiber of its own, awaited by shutdown() like the background group writes (never blocks).
+  void remove_offsets_of_topic_in_background(const std::string& topic);
 
   // One expiry pass at the current wall time (the expiry fiber runs it every check interval). Returns how many
   // offsets expired.
@@ -204,6 +206,8 @@ class GroupCoordinator {
   GroupRecord group_record(const Group& group, const std::map<std::string, Bytes>* assignment) const;
   Status store_group(const GroupPtr& group, const std::map<std::string, Bytes>* assignment);  // in its write turn
   void store_group_in_background(const GroupPtr& group);
+  // Runs `write` on a fiber of its own, counted in background_writes_ (shutdown waits for them).
+  void in_background(std::string name, std::function<void()> write);
   ErrorCode store_offsets(const GroupPtr& group, const std::vector<OffsetToCommit>& offsets, bool sync);
   // Removes the selected offsets (tombstones), and the group itself when it is then Empty without offsets.
   size_t cleanup_group(const GroupPtr& group, const std::vector<storage::TopicPartition>& remove);

@@ -117,9 +117,9 @@ Status GroupCoordinator::store_group(const GroupPtr& group, const std::map<std::
   return append(group->id, {record}, false).status();
 }
 
-void GroupCoordinator::store_group_in_background(const GroupPtr& group) {
+void GroupCoordinator::in_background(std::string name, std::function<void()> write) {
   ++background_writes_;
-  env_.scheduler.spawn("group.store", [this, group] {
+  env_.scheduler.spawn(std::move(name), [this, write = std::move(write)] {
     struct Done {
       GroupCoordinator& self;
       ~Done() {
@@ -127,6 +127,12 @@ void GroupCoordinator::store_group_in_background(const GroupPtr& group) {
         self.background_done_.notify_all();
       }
     } done{*this};
+    write();
+  });
+}
+
+void GroupCoordinator::store_group_in_background(const GroupPtr& group) {
+  in_background("group.store", [this, group] {
     const Status stored = store_group(group, nullptr);
     if (!stored.ok()) env_.log.warn("group {}: storing its metadata failed: {}", group->id, stored.to_string());
   });
@@ -344,6 +350,11 @@ size_t GroupCoordinator::expire_offsets() {
   }
   if (expired > 0) env_.log.info("expired {} committed offsets", expired);
   return expired;
+}
+
+void GroupCoordinator::remove_offsets_of_topic_in_background(const std::string& topic) {
+  if (stopping_) return;
+  in_background("group.topic-deleted", [this, topic] { remove_offsets_of_topic(topic); });
 }
 
 size_t GroupCoordinator::remove_offsets_of_topic(const std::string& topic) {

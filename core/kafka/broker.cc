@@ -125,6 +125,10 @@ Broker::Broker(Env env, BrokerConfig config, std::unique_ptr<storage::LogManager
   if (cluster_ != nullptr) {
     group_offsets_ = std::make_unique<ReplicatedOffsets>(env_, *partitions_, config_.mutations);
     groups_->set_replicated(group_offsets_.get());
+    // Kafka's onPartitionsDeleted on every coordinator: a topic deleted through any node leaves the groups each
+    // node coordinates once its reconciler sees the deletion.
+    cluster_->set_topic_removed_observer(
+        [this](const std::string& topic) { groups_->remove_offsets_of_topic_in_background(topic); });
   }
 }
 

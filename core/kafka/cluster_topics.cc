@@ -217,7 +217,9 @@ bool ClusterTopics::remove_strays() {
     const TopicImage* topic = image().topic(info->name);
     if (topic == nullptr || topic->id != info->id) {
       env_.log.info("topic {} (id {}) left the cluster metadata", info->name, info->id.to_string());
+      const std::string name = info->name;
       topics_.forget(info->name);  // invalidates `info`; all() returned a copy of the pointers
+      if (topic_removed_) topic_removed_(name);
     }
   }
   for (const storage::TopicPartition& tp : partitions_.partitions()) {

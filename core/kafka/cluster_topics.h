@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -106,6 +107,12 @@ class ClusterTopics {
   // never handed to another node, nor again after a restart.
   Result<std::pair<int64_t, int64_t>> allocate_producer_ids(Instant deadline);
 
+  // Called on the reconciler's fiber (it must not block) with the name of each topic that left the cluster
+  // metadata. Set before start().
+  void set_topic_removed_observer(std::function<void(const std::string&)> observer) {
+    topic_removed_ = std::move(observer);
+  }
+
   struct Stats {
     uint64_t passes = 0;           // reconciler passes
     uint64_t partitions_made = 0;  // partitions created or replicated
@@ -150,6 +157,7 @@ class ClusterTopics {
   bool started_ = false;
   bool stopping_ = false;
   Stats stats_;
+  std::function<void(const std::string&)> topic_removed_;
 };
 
 }  // namespace sluice::kafka

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/group/coordinator.h"
+#include "core/protocol/messages/delete_topics.h"
 #include "core/protocol/messages/find_coordinator.h"
 #include "core/protocol/messages/offset_commit.h"
 #include "core/protocol/messages/offset_fetch.h"
@@ -160,6 +161,36 @@ void coordinator_failover(uint64_t seed) {
       EXPECT_EQ(commit_at(env, first, 1), kNotCoordinator);
     }
     EXPECT_EQ(fetch_at(env, now), std::make_pair(int16_t{0}, int64_t{60}));
+  }));
+}
+
+// Kafka's onPartitionsDeleted: a topic deleted through a node that does not coordinate the group still leaves the
+// group's committed offsets, because every node's reconciler tells its coordinator.
+TEST(ClusterGroups, ATopicDeletedThroughAnotherNodeLeavesTheGroupsOffsets) {
+  KafkaCluster c;
+  const std::vector<int32_t> all{1, 2, 3};
+  ASSERT_TRUE(c.run_until([&] { return c.registered(all); }));
+  ASSERT_TRUE(c.on_client([&](Env env) {
+    KafkaClient admin = connect(env, 1);
+    create_topic(admin, "orders", 1);
+    const int32_t coordinator = agreed_coordinator(env, all);
+    ASSERT_GE(coordinator, 1);
+    ASSERT_EQ(commit_when_loaded(env, coordinator, 40), 0);
+    ASSERT_EQ(fetch_at(env, coordinator), std::make_pair(int16_t{0}, int64_t{40}));
+    const int32_t other = coordinator == 1 ? 2 : 1;
+    KafkaClient deleter = connect(env, other);
+    protocol::DeleteTopicsRequest request;
+    request.topic_names = {"orders"};
+    request.timeout_ms = 10000;
+    auto deleted = deleter.call<protocol::DeleteTopicsResponse>(request, 4);
+    ASSERT_TRUE(deleted.ok()) << deleted.status().to_string();
+    ASSERT_EQ(deleted->responses.at(0).error_code, 0);
+    std::pair<int16_t, int64_t> after{-1, 40};
+    for (int attempt = 0; attempt < 50 && after.second != -1; ++attempt) {
+      env.scheduler.sleep_for(100ms);
+      after = fetch_at(env, coordinator);
+    }
+    EXPECT_EQ(after, std::make_pair(int16_t{0}, int64_t{-1})) << "the deleted topic's offset left the group";
   }));
 }
 
