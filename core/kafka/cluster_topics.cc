@@ -330,22 +330,29 @@ void ClusterTopics::report_loop() {
   }
 }
 
-void ClusterTopics::report_leaders() {
-  cluster::metadata::Batch batch;
+void ClusterTopics::for_each_led_partition(const LedPartitionVisitor& visit) {
   for (const storage::TopicPartition& tp : partitions_.partitions()) {
     const std::shared_ptr<cluster::Partition> partition = partitions_.find(tp);
     if (partition == nullptr || !partition->replicated() || !partition->is_leader()) continue;
     const TopicImage* topic = image().topic(tp.topic);
     if (topic == nullptr || topic->id.to_string() != partition->topic_id()) continue;
     if (tp.partition >= topic->partition_count()) continue;
-    const PartitionImage& recorded = topic->partitions[static_cast<size_t>(tp.partition)];
-    const int32_t epoch = partition->leader_epoch();
-    SLUICE_ASSERT(epoch >= 0);
-    if (recorded.leader_epoch > epoch) continue;  // this node's view is behind: a newer leader reported
-    if (recorded.leader_epoch == epoch && recorded.leader == config_.node_id) continue;
-    batch.records.emplace_back(cluster::metadata::RecordLeader{cluster::metadata::TopicRef{topic->name, topic->id},
-                                                               tp.partition, config_.node_id, epoch});
+    visit(tp, *partition, *topic);
   }
+}
+
+void ClusterTopics::report_leaders() {
+  cluster::metadata::Batch batch;
+  for_each_led_partition(
+      [&](const storage::TopicPartition& tp, cluster::Partition& partition, const TopicImage& topic) {
+        const PartitionImage& recorded = topic.partitions[static_cast<size_t>(tp.partition)];
+        const int32_t epoch = partition.leader_epoch();
+        SLUICE_ASSERT(epoch >= 0);
+        if (recorded.leader_epoch > epoch) return;  // this node's view is behind: a newer leader reported
+        if (recorded.leader_epoch == epoch && recorded.leader == config_.node_id) return;
+        batch.records.emplace_back(cluster::metadata::RecordLeader{cluster::metadata::TopicRef{topic.name, topic.id},
+                                                                   tp.partition, config_.node_id, epoch});
+      });
   if (batch.records.empty()) return;
   Result<std::vector<Status>> outcomes = propose(batch, env_.clock.now() + kReportDeadline);
   if (!outcomes.ok()) {
@@ -358,23 +365,19 @@ void ClusterTopics::report_leaders() {
 }
 
 void ClusterTopics::hand_back_leaderships() {
-  for (const storage::TopicPartition& tp : partitions_.partitions()) {
-    const std::shared_ptr<cluster::Partition> partition = partitions_.find(tp);
-    if (partition == nullptr || !partition->replicated() || !partition->is_leader()) continue;
-    const TopicImage* topic = image().topic(tp.topic);
-    if (topic == nullptr || topic->id.to_string() != partition->topic_id()) continue;
-    if (tp.partition >= topic->partition_count()) continue;
-    const int32_t preferred = topic->partitions[static_cast<size_t>(tp.partition)].preferred_leader();
-    if (preferred == config_.node_id) continue;
-    const std::vector<int32_t> in_sync = partition->in_sync_replicas();
+  for_each_led_partition([&](const storage::TopicPartition& tp, cluster::Partition& partition,
+                             const TopicImage& topic) {
+    const int32_t preferred = topic.partitions[static_cast<size_t>(tp.partition)].preferred_leader();
+    if (preferred == config_.node_id) return;
+    const std::vector<int32_t> in_sync = partition.in_sync_replicas();
     SLUICE_ASSERT(std::find(in_sync.begin(), in_sync.end(), config_.node_id) != in_sync.end());  // the leader is
-    if (std::find(in_sync.begin(), in_sync.end(), preferred) == in_sync.end()) continue;
-    const raft::GroupId group = cluster::partition_group_id(topic->id, tp.partition);
+    if (std::find(in_sync.begin(), in_sync.end(), preferred) == in_sync.end()) return;
+    const raft::GroupId group = cluster::partition_group_id(topic.id, tp.partition);
     SLUICE_ASSERT(node_->host().raft(group) != nullptr);
     env_.log.info("partition {}: handing the leadership back to its preferred replica {}", tp.to_string(), preferred);
     node_->host().transfer_leadership(group, static_cast<raft::NodeId>(preferred));
     ++stats_.leadership_handed_back;
-  }
+  });
 }
 
 }  // namespace sluice::kafka

@@ -136,6 +136,11 @@ class ClusterTopics {
   bool is_local_topic(const std::string& name) const;
   // Proposes one record and waits for the reconciler to follow: the record's outcome.
   Status propose_and_follow(cluster::metadata::Record record, Instant deadline);
+  // Calls `visit` for each replicated partition this node leads that the image places, with that placement's
+  // topic (never suspends).
+  using LedPartitionVisitor = std::function<void(const storage::TopicPartition&, cluster::Partition&,
+                                                 const cluster::metadata::TopicImage&)>;
+  void for_each_led_partition(const LedPartitionVisitor& visit);
   void report_loop();
   void report_leaders();
   // auto.leader.rebalance: hands each partition this node leads back to its preferred replica when that one is in

@@ -13,11 +13,11 @@
 #include <fmt/format.h>
 
 #include <map>
-#include <set>
 
 #include "core/group/records.h"
 #include "core/kafka/broker.h"
 #include "core/kafka/handlers/handlers.h"
+#include "core/kafka/handlers/replica_assignment.h"
 #include "core/protocol/error_codes.h"
 
 namespace sluice::kafka {
@@ -25,39 +25,6 @@ namespace {
 
 using protocol::CreatePartitionsRequest;
 using protocol::CreatePartitionsResponse;
-
-Status invalid_assignment(std::string message) {
-  return Status(Code::kInvalidArgument, std::move(message), static_cast<int16_t>(ErrorCode::kInvalidReplicaAssignment));
-}
-
-// Which brokers a manual assignment may name: this node alone, or every registered one in cluster mode.
-bool registered(const Broker& broker, int32_t node) {
-  if (const ClusterTopics* cluster = broker.cluster()) return cluster->image().broker(node) != nullptr;
-  return node == broker.config().node_id;
-}
-
-// Kafka's validateManualPartitionAssignment for one added partition.
-Status check_replicas(const Broker& broker, const std::vector<int32_t>& replicas, int32_t replication_factor) {
-  if (replicas.empty()) return invalid_assignment("The manual partition assignment includes an empty replica list.");
-  std::set<int32_t> seen;
-  for (int32_t node : replicas) {
-    if (!registered(broker, node)) {
-      return invalid_assignment(
-          fmt::format("The manual partition assignment includes broker {}, but no such broker is registered.", node));
-    }
-    if (!seen.insert(node).second) {
-      return invalid_assignment(
-          fmt::format("The manual partition assignment includes the broker {} more than once.", node));
-    }
-  }
-  if (static_cast<int32_t>(replicas.size()) != replication_factor) {
-    return invalid_assignment(fmt::format(
-        "The manual partition assignment includes a partition with {} replica(s), but this is not consistent with "
-        "previous partitions, which have {} replica(s).",
-        replicas.size(), replication_factor));
-  }
-  return Status();
-}
 
 // What a valid request adds: `added` partitions, with these replicas (empty: placed by the broker).
 struct Plan {
@@ -88,7 +55,7 @@ Result<Plan> check_topic(Broker& broker, const CreatePartitionsRequest::Topic& t
   plan.added = topic.count - info->partitions;
   if (!topic.assignments) return plan;
   if (topic.assignments->size() != static_cast<size_t>(plan.added)) {
-    return invalid_assignment(
+    return invalid_replica_assignment(
         fmt::format("Attempted to add {} additional partition(s), but only {} assignment(s) were "
                     "specified.",
                     plan.added, topic.assignments->size()));
@@ -102,7 +69,7 @@ Result<Plan> check_topic(Broker& broker, const CreatePartitionsRequest::Topic& t
     replication_factor = image->replication_factor();
   }
   for (const CreatePartitionsRequest::Assignment& assignment : *topic.assignments) {
-    SLUICE_TRY(check_replicas(broker, assignment.broker_ids, replication_factor));
+    SLUICE_TRY(check_manual_replicas(broker, assignment.broker_ids, replication_factor));
     plan.assignment.push_back(assignment.broker_ids);
   }
   return plan;

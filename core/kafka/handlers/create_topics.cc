@@ -21,6 +21,7 @@
 #include "core/cluster/metadata/placement.h"
 #include "core/kafka/broker.h"
 #include "core/kafka/handlers/handlers.h"
+#include "core/kafka/handlers/replica_assignment.h"
 #include "core/kafka/topic_names.h"
 #include "core/protocol/error_codes.h"
 
@@ -30,10 +31,6 @@ namespace {
 using protocol::CreateTopicsRequest;
 using protocol::CreateTopicsResponse;
 
-Status invalid_assignment(std::string message) {
-  return Status(Code::kInvalidArgument, std::move(message), static_cast<int16_t>(ErrorCode::kInvalidReplicaAssignment));
-}
-
 // What a valid request turns into.
 struct Plan {
   int32_t partitions = 0;
@@ -42,14 +39,6 @@ struct Plan {
   // Cluster mode: each partition's replicas (a manual assignment's, else empty: placed when proposed).
   std::vector<std::vector<int32_t>> assignment;
 };
-
-// Which brokers a manual assignment may name: this node alone, or every registered one in cluster mode.
-bool assignable(const Broker& broker, int32_t node) {
-  if (const ClusterTopics* cluster = broker.cluster()) {
-    return cluster->image().broker(node) != nullptr;
-  }
-  return node == broker.config().node_id;
-}
 
 // Kafka's Topic.unifyCollisionChars: "a.b" and "a_b" would share metric names, so only one may exist.
 std::string unify_collision_chars(std::string_view name) {
@@ -104,27 +93,14 @@ Status assigned_partitions(const Broker& broker, const CreateTopicsRequest::Topi
   std::set<int32_t> seen;
   for (const CreateTopicsRequest::Assignment& assignment : topic.assignments) {
     if (!seen.insert(assignment.partition_index).second) {
-      return invalid_assignment(
+      return invalid_replica_assignment(
           fmt::format("Found multiple manual partition assignments for partition {}", assignment.partition_index));
     }
-    if (assignment.broker_ids.empty()) {
-      return invalid_assignment("The manual partition assignment includes an empty replica list.");
-    }
-    std::set<int32_t> replicas;
-    for (int32_t node : assignment.broker_ids) {
-      if (!assignable(broker, node)) {
-        return invalid_assignment(
-            fmt::format("The manual partition assignment includes broker {}, but no such broker is registered.", node));
-      }
-      if (!replicas.insert(node).second) {
-        return invalid_assignment(
-            fmt::format("The manual partition assignment includes the broker {} more than once.", node));
-      }
-    }
+    SLUICE_TRY(check_manual_replicas(broker, assignment.broker_ids));
   }
   const auto count = static_cast<int32_t>(seen.size());
   if (*seen.begin() != 0 || *seen.rbegin() != count - 1) {
-    return invalid_assignment("partitions should be a consecutive 0-based integer sequence");
+    return invalid_replica_assignment("partitions should be a consecutive 0-based integer sequence");
   }
   plan.partitions = count;
   if (broker.cluster() != nullptr) {
