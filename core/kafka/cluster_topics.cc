@@ -26,6 +26,8 @@ constexpr const char* kMetadataDir = "__cluster_metadata";
 constexpr Duration kRetryPass = 1s;
 // The leader reporter looks at every partition this often besides when a role changes.
 constexpr Duration kReportInterval = 1s;
+// How long a new partition's first leader keeps trying to hand it to its preferred replica (which may join late).
+constexpr Duration kFreshWindow = 30s;
 constexpr Duration kReportDeadline = 5s;
 
 bool has_replica(const std::vector<int32_t>& replicas, int32_t node) {
@@ -309,6 +311,16 @@ Status ClusterTopics::host_partition(const TopicImage& topic, int32_t partition,
   SLUICE_ASSERT_MSG(node_->host().raft(group) == nullptr, "two partitions hash to one raft group id");
   SLUICE_TRY(partitions_.replicate(tp, node_->host(), group, replicas).status());
   env_.log.info("partition {} joined its raft group (replicas {})", tp.to_string(), fmt::join(replicas, ","));
+  // A new partition starts led by its preferred replica, as Kafka's controller elects it: the placement spreads
+  // those over the nodes, where a plain election would hand most leaderships to the node that created its
+  // partitions first (the metadata leader) until the imbalance check, minutes later. The preferred replica
+  // campaigns at once; when that finds the other replicas not yet in the group, the timeouts elect another, which
+  // hands the partition over (report_loop).
+  const raft::Raft* raft = node_->host().raft(group);
+  if (raft != nullptr && raft->term() == 0) {
+    fresh_partitions_[tp] = env_.clock.now();
+    if (!replicas.empty() && replicas.front() == config_.node_id) node_->host().campaign(group);
+  }
   return Status();
 }
 
@@ -320,10 +332,11 @@ void ClusterTopics::report_loop() {
   while (!stopping_) {
     changed.reset();
     if (node_->registered()) report_leaders();
+    if (!fresh_partitions_.empty() && !stopping_) hand_back_leaderships(true);
     if (config_.auto_leader_rebalance_enable && env_.clock.now() >= next_balance_ && node_->registered() &&
         !stopping_) {
       next_balance_ = env_.clock.now() + config_.leader_imbalance_check_interval;
-      hand_back_leaderships();
+      hand_back_leaderships(false);
     }
     if (stopping_) break;
     changed.wait_until(env_.clock.now() + kReportInterval);
@@ -364,11 +377,18 @@ void ClusterTopics::report_leaders() {
   }
 }
 
-void ClusterTopics::hand_back_leaderships() {
+void ClusterTopics::hand_back_leaderships(bool fresh_only) {
+  const Instant now = env_.clock.now();
+  std::erase_if(fresh_partitions_, [&](const auto& fresh) { return now - fresh.second > kFreshWindow; });
   for_each_led_partition([&](const storage::TopicPartition& tp, cluster::Partition& partition,
                              const TopicImage& topic) {
+    auto fresh = fresh_partitions_.find(tp);
+    if (fresh_only && fresh == fresh_partitions_.end()) return;
     const int32_t preferred = topic.partitions[static_cast<size_t>(tp.partition)].preferred_leader();
-    if (preferred == config_.node_id) return;
+    if (preferred == config_.node_id) {
+      if (fresh != fresh_partitions_.end()) fresh_partitions_.erase(fresh);
+      return;
+    }
     const std::vector<int32_t> in_sync = partition.in_sync_replicas();
     SLUICE_ASSERT(std::find(in_sync.begin(), in_sync.end(), config_.node_id) != in_sync.end());  // the leader is
     if (std::find(in_sync.begin(), in_sync.end(), preferred) == in_sync.end()) return;
@@ -376,7 +396,12 @@ void ClusterTopics::hand_back_leaderships() {
     SLUICE_ASSERT(node_->host().raft(group) != nullptr);
     env_.log.info("partition {}: handing the leadership back to its preferred replica {}", tp.to_string(), preferred);
     node_->host().transfer_leadership(group, static_cast<raft::NodeId>(preferred));
-    ++stats_.leadership_handed_back;
+    if (fresh != fresh_partitions_.end()) {
+      fresh_partitions_.erase(fresh);
+      ++stats_.new_partitions_handed_over;
+    } else {
+      ++stats_.leadership_handed_back;
+    }
   });
 }
 

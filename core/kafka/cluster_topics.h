@@ -119,6 +119,7 @@ class ClusterTopics {
     uint64_t partitions_removed = 0;
     uint64_t leaders_reported = 0;  // RecordLeader records applied
     uint64_t leadership_handed_back = 0;  // transfers to a preferred replica started (auto.leader.rebalance)
+    uint64_t new_partitions_handed_over = 0;  // a new partition's first leader handing it to the preferred replica
   };
   const Stats& stats() const { return stats_; }
 
@@ -144,8 +145,9 @@ class ClusterTopics {
   void report_loop();
   void report_leaders();
   // auto.leader.rebalance: hands each partition this node leads back to its preferred replica when that one is in
-  // sync (Kafka's preferred leader election, decided here by the leader instead of a controller).
-  void hand_back_leaderships();
+  // sync (Kafka's preferred leader election, decided here by the leader instead of a controller). `fresh_only`:
+  // only the partitions of fresh_partitions_, whatever auto.leader.rebalance says (a new partition's first leader).
+  void hand_back_leaderships(bool fresh_only);
 
   Env env_;
   const BrokerConfig& config_;
@@ -157,6 +159,10 @@ class ClusterTopics {
   FiberRef reconciler_;
   FiberRef reporter_;
   Instant next_balance_;             // when the leader reporter next runs hand_back_leaderships()
+  // Partitions whose raft group this node joined new (term 0), with when: Kafka's controller makes a new partition's
+  // preferred replica its leader, so whichever replica wins the first election hands it over (report_loop) once the
+  // preferred one is in sync. Forgotten once handed over or led by the preferred, or after kFreshWindow.
+  std::map<storage::TopicPartition, Instant> fresh_partitions_;
   uint64_t reconciled_version_ = 0;  // the ClusterNode::version() the last finished pass followed
   WaitQueue reconciled_;
   bool started_ = false;

@@ -51,6 +51,12 @@ class ProduceForwarder {
 
   uint64_t forwarded() const { return forwarded_; }  // requests written to a leader
 
+  // An injected fault, never set in the real world: the simulator's `drop-acks0-forwards` (sim/faults/fault.h).
+  // While set, an acks=0 produce this node should forward is dropped instead, as KubeMQ's broker does, so that a
+  // scenario can measure what that behaviour costs (the mutation follower-drops-acks0 plants it as a bug instead).
+  void set_drop_acks0(bool drop) { drop_acks0_ = drop; }
+  bool drops_acks0() const { return drop_acks0_; }
+
  private:
   Result<std::shared_ptr<client::detail::Connection>> connection(int32_t leader, const Address& address,
                                                                  Duration timeout);
@@ -59,6 +65,7 @@ class ProduceForwarder {
   std::string client_id_;
   std::map<int32_t, std::shared_ptr<client::detail::Connection>> connections_;  // by leader node id
   bool closed_ = false;
+  bool drop_acks0_ = false;
   uint64_t forwarded_ = 0;
 };
 

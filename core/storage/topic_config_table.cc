@@ -237,7 +237,8 @@ const TopicConfigKey kKeys[] = {
      "false",
      "unclean.leader.election.enable",
      false,
-     "Whether a replica outside the in-sync set may become leader, at the cost of losing acknowledged data.",
+     "Accepted without effect: a partition's raft group never elects a replica missing committed entries (Kafka "
+     "would elect an out-of-sync replica when no in-sync one is alive).",
      &store_boolean<&TopicConfig::unclean_leader_election_enable>,
      &show_boolean<&TopicConfig::unclean_leader_election_enable>},
     {"compression.type",

@@ -82,10 +82,14 @@ def _duration(seconds: float | str) -> str:
     return seconds if isinstance(seconds, str) else f"{float(seconds)}s"
 
 
-def topic(name: str, partitions: int = 1, **config: Any) -> dict:
-    """A topic; keyword arguments are Kafka topic configs with dots as underscores (retention_ms=60000)."""
-    return {"name": name, "partitions": partitions,
+def topic(name: str, partitions: int = 1, replication_factor: int = 0, **config: Any) -> dict:
+    """A topic; keyword arguments are Kafka topic configs with dots as underscores (retention_ms=60000).
+    replication_factor: replicas of each partition on a cluster (0: min(brokers, 3))."""
+    spec = {"name": name, "partitions": partitions,
             "config": {k.replace("_", "."): str(v) for k, v in config.items()}}
+    if replication_factor:
+        spec["replication_factor"] = replication_factor
+    return spec
 
 
 def producer(topic: str, acks: str | int = "all", **knobs: Any) -> dict:
@@ -124,10 +128,11 @@ def rate(kind: str, per_minute: float, length: tuple[float, float] = (0.2, 3.0),
 
 def scenario(name: str, topics: list[dict], workloads: list[dict], duration: float = 30, liveness: float = 30,
              broker: Mapping[str, Any] | None = None, faults: list[dict] = (), rates: list[dict] = (),
-             checks: list[str] = (), summary: str = "") -> Scenario:
-    """A scenario from Python values, written in the scenario file format and parsed by the same loader."""
+             checks: list[str] = (), summary: str = "", brokers: int = 1) -> Scenario:
+    """A scenario from Python values, written in the scenario file format and parsed by the same loader.
+    brokers > 1: one cluster of that many nodes (n1..nN); a producer's via="n2" sends every produce to one node."""
     lines = [f"# {line}" for line in summary.splitlines()]
-    lines += [f"name = {_toml_value(name)}", f"duration = {_toml_value(_duration(duration))}",
+    lines += [f"name = {_toml_value(name)}", f"brokers = {int(brokers)}", f"duration = {_toml_value(_duration(duration))}",
               f"liveness = {_toml_value(_duration(liveness))}", ""]
     if broker:
         lines.append("[broker]")

@@ -84,6 +84,28 @@ def test_a_power_loss_injected_now_loses_nothing_persisted_unless_the_fsync_is_s
     assert mutated["violations"][0]["invariant"] == "lost-write"
 
 
+def test_on_a_cluster_the_drop_fault_costs_acks0_writes_sent_through_a_follower():
+    def run(faults):
+        spec = sluice.scenario(
+            name="forwarding", brokers=3, duration=14, liveness=30,
+            topics=[sluice.topic("t", partitions=3, replication_factor=3)],
+            workloads=[sluice.producer("t", acks=0, keyed=False, rate=40, via="n2", name="acks-0"),
+                       sluice.producer("t", acks="all", idempotent=True, rate=20, via="n2", name="acks-all"),
+                       sluice.consumer("t")],
+            faults=faults)
+        return sluice.run_scenario(spec, seed=2)
+    forwarded = run([])
+    assert forwarded["passed"], forwarded["violations"]  # a run without faults fails on any write lost
+    assert "acks=0 lost without power loss" not in forwarded["figures"]
+    dropped = run([sluice.fault("drop-acks0-forwards", at=3, node="n2", length=8)])
+    assert dropped["passed"], dropped["violations"]
+    assert dropped["figures"]["acks=0 lost without power loss"] > 50
+    assert "acks=all lost (violations)" not in dropped["figures"]
+    single = sluice.Simulation(scenario_path("network_faults.toml"))
+    with pytest.raises(ValueError, match="needs a cluster of brokers"):
+        single.inject(sluice.fault("drop-acks0-forwards", length=2))
+
+
 def test_the_history_is_plain_data():
     sim = sluice.Simulation(scenario_path("group_rebalance_crashes.toml"), seed=1)
     sim.start()

@@ -17,7 +17,7 @@ namespace {
 constexpr std::array<std::string_view, kFaultKinds> kNames = {
     "crash",     "power-loss", "restart", "partition",   "partition-one-way", "reset-connections",
     "latency-spike", "disk-full", "disk-errors", "clock-jump", "corrupt-segment",
-    "crash-at-disk-op"};
+    "crash-at-disk-op", "drop-acks0-forwards"};
 
 }  // namespace
 
@@ -31,7 +31,8 @@ Duration default_fault_length(FaultKind kind) {
     case FaultKind::kPartition:
     case FaultKind::kPartitionOneWay:
     case FaultKind::kLatencySpike:
-    case FaultKind::kDiskFull: return 5s;
+    case FaultKind::kDiskFull:
+    case FaultKind::kDropAcks0Forwards: return 5s;
     case FaultKind::kResetConnections:
     case FaultKind::kDiskErrors:
     case FaultKind::kClockJump: return 0s;

@@ -31,8 +31,12 @@ enum class FaultKind : uint8_t {
   // deletes, directory syncs) under `path`, changing nothing from that operation on; restarts after `length`. It
   // lands a crash between any two steps of a multi-step file protocol (a cleaner swap, a roll, a checkpoint).
   kCrashAtDiskOp = 11,
+  // `node` (cluster runs only) drops every acks=0 produce it should forward to a partition's leader, for `length`:
+  // KubeMQ's follower behaviour as a fault, so that a scenario measures the acks=0 writes it costs (the mutation
+  // follower-drops-acks0 is the same behaviour as a bug the checkers must catch in a run without faults).
+  kDropAcks0Forwards = 12,
 };
-inline constexpr size_t kFaultKinds = 12;
+inline constexpr size_t kFaultKinds = 13;
 
 std::string_view fault_kind_name(FaultKind kind);  // "crash", "power-loss", ...
 std::optional<FaultKind> parse_fault_kind(std::string_view name);

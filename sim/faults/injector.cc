@@ -67,6 +67,7 @@ void Injector::apply(const Fault& fault) {
     case FaultKind::kDiskFull:
     case FaultKind::kDiskErrors: apply_disk(fault, *node); return;
     case FaultKind::kCrashAtDiskOp: arm_death(fault, *node); return;
+    case FaultKind::kDropAcks0Forwards: apply_drop_acks0(fault, *node); return;
     case FaultKind::kClockJump:
       node->clock().jump_wall(std::chrono::milliseconds(fault.amount));
       ++applied_;
@@ -248,6 +249,27 @@ void Injector::apply_disk(const Fault& fault, SimNode& node) {
   });
 }
 
+// Overlapping drop faults on one node end with the last of them.
+void Injector::apply_drop_acks0(const Fault& fault, SimNode& node) {
+  NodeHolds& holds = holds_[node.name()];
+  if (holds.drop_acks0 == 0 && !target_.set_drop_acks0_forwards(node, true)) {
+    ++skipped_;
+    record(WorldEvent::Kind::kFault, node.name(), "skipped (no follower forwarding in this run): " + to_toml(fault));
+    return;
+  }
+  ++applied_;
+  ++holds.drop_acks0;
+  record(WorldEvent::Kind::kFault, node.name(), to_toml(fault));
+  SimNode* n = &node;
+  after(fault.length, [this, n] {
+    NodeHolds& h = holds_[n->name()];
+    SLUICE_ASSERT(h.drop_acks0 > 0);
+    if (--h.drop_acks0 > 0) return;
+    target_.set_drop_acks0_forwards(*n, false);
+    record(WorldEvent::Kind::kFaultEnded, n->name(), "forwards acks=0 produces again");
+  });
+}
+
 void Injector::heal_all() {
   SimWorld& world = target_.cluster().world();
   for (EventId id : pending_) world.cancel(id);
@@ -268,6 +290,10 @@ void Injector::heal_all() {
       target_.take_down(*node, false);
     }
     holds.io_errors = false;
+    if (holds.drop_acks0 > 0) {
+      target_.set_drop_acks0_forwards(*node, false);
+      holds.drop_acks0 = 0;
+    }
   }
   for (SimNode* node : target_.broker_nodes()) {
     node->disk().clear_faults();

@@ -35,6 +35,13 @@ class FaultTarget {
   // Boots a broker that is down; one still up in a graceful stop boots once the stop completes; a running one is
   // left alone.
   virtual void bring_up(SimNode& node) = 0;
+  // Sets or clears the broker behaviour of an injected fault (drop-acks0-forwards) on `node`, kept across its
+  // restarts until cleared. False when the run cannot express it (a single broker, a raft-only run).
+  virtual bool set_drop_acks0_forwards(SimNode& node, bool drop) {
+    (void)node;
+    (void)drop;
+    return false;
+  }
 };
 
 // What every FaultTarget's take_down does: records the node going down (and the power loss), then kills it.
@@ -62,12 +69,14 @@ class Injector {
     bool disk_full = false;
     uint64_t capacity_before = 0;
     bool io_errors = false;  // injected: a failed write or sync takes a log offline until a restart
+    int drop_acks0 = 0;      // drop-acks0-forwards faults in effect
   };
 
   void apply(const Fault& fault);
   void apply_down(const Fault& fault, SimNode& node);
   void apply_network(const Fault& fault, SimNode& node);
   void apply_disk(const Fault& fault, SimNode& node);
+  void apply_drop_acks0(const Fault& fault, SimNode& node);
   void corrupt_closed_segment(SimNode& node, const Fault& fault);
   void release_down(SimNode& node);
   // crash-at-disk-op: arms the node's disk; die_now() takes the node down once the fatal operation came.

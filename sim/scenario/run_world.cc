@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/base/assert.h"
+#include "core/kafka/cluster_topics.h"
 
 namespace sluice::sim {
 namespace {
@@ -28,6 +29,7 @@ struct RunWorld::Broker {
   kafka::Broker* broker = nullptr;  // while serving
   bool stopping = false;            // a graceful stop was asked and Node::run has not returned yet
   bool boot_when_down = false;      // asked to come up while still stopping
+  bool drop_acks0_forwards = false;  // the injected fault, applied again to each boot's broker
   std::unique_ptr<EffectRecorder> effects;
 };
 
@@ -109,6 +111,7 @@ SimNode::Main RunWorld::main_for(Broker& b) {
     b.running = &node;
     const Status run = node.run([this, &b](kafka::Broker& serving, const Address&) {
       b.broker = &serving;
+      if (serving.cluster() != nullptr) serving.cluster()->forwarder().set_drop_acks0(b.drop_acks0_forwards);
       history_.world({WorldEvent::Kind::kServing, world().now(), b.node->name(), "", 0});
     });
     b.broker = nullptr;
@@ -154,6 +157,17 @@ void RunWorld::bring_up(SimNode& node) {
     history_.world({WorldEvent::Kind::kBoot, world().now(), node.name(), fmt::format("boot {}", node.boots() + 1), 0});
     node.boot(main_for(*b));
   }
+}
+
+bool RunWorld::set_drop_acks0_forwards(SimNode& node, bool drop) {
+  if (brokers_.size() < 2) return false;  // a single broker leads every partition: nothing is forwarded
+  for (auto& b : brokers_) {
+    if (b->node != &node) continue;
+    b->drop_acks0_forwards = drop;
+    if (b->broker != nullptr && b->broker->cluster() != nullptr) b->broker->cluster()->forwarder().set_drop_acks0(drop);
+    return true;
+  }
+  return false;
 }
 
 }  // namespace sluice::sim

@@ -32,6 +32,7 @@ class RunWorld final : public FaultTarget {
   void take_down(SimNode& node, bool power_loss) override;
   void stop_gracefully(SimNode& node) override;
   void bring_up(SimNode& node) override;
+  bool set_drop_acks0_forwards(SimNode& node, bool drop) override;
 
   SimNode& add_client(const std::string& name);
   std::vector<Address> bootstrap() const;

@@ -154,6 +154,20 @@ Status validate(const Scenario& s) {
                                           t.replication_factor, s.brokers));
     }
   }
+  const bool forwards = s.brokers > 1 && !s.raft;  // only a broker cluster forwards produces to leaders
+  auto forwarding_fault = [](FaultKind kind) { return kind == FaultKind::kDropAcks0Forwards; };
+  for (const Fault& f : s.schedule) {
+    if (forwarding_fault(f.kind) && !forwards) {
+      return invalid_argument(fmt::format("fault at {}: {} needs a cluster of brokers (brokers > 1, no [raft])",
+                                          format_duration(f.at), fault_kind_name(f.kind)));
+    }
+  }
+  for (const FaultRate& r : s.rates) {
+    if (forwarding_fault(r.kind) && !forwards) {
+      return invalid_argument(fmt::format("fault rate of {} needs a cluster of brokers (brokers > 1, no [raft])",
+                                          fault_kind_name(r.kind)));
+    }
+  }
   const std::vector<std::string> brokers = broker_names(s);
   for (const Fault& f : s.schedule) {
     if (std::find(brokers.begin(), brokers.end(), f.node) == brokers.end()) {

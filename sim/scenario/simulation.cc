@@ -107,6 +107,9 @@ Status Simulation::inject(const Fault& fault) {
   if (world_->broker_node(fault.node) == nullptr) {
     return invalid_argument(fmt::format("inject: '{}' is not a broker node of this simulation", fault.node));
   }
+  if (fault.kind == FaultKind::kDropAcks0Forwards && (scenario_.brokers < 2 || scenario_.raft)) {
+    return invalid_argument("inject: drop-acks0-forwards needs a cluster of brokers (brokers > 1)");
+  }
   injector_->schedule({fault}, world_->world().now());
   return Status::ok_status();
 }

@@ -31,8 +31,8 @@
 // NOT_LEADER_OR_FOLLOWER where the node does not lead, so leadership moving mid-flight cannot make a loop. A failed
 // forward answers NOT_LEADER_OR_FOLLOWER, or REQUEST_TIMED_OUT once the request was written; the wait
 // is bounded by timeout_ms (at least kMinForwardWait). NOT_LEADER_OR_FOLLOWER without forwarding: no leader known,
-// or this node is the leader but its replica is not ready. The follower-drops-acks0 mutation drops an acks=0
-// forward.
+// or this node is the leader but its replica is not ready. The follower-drops-acks0 mutation (a bug to catch) and the
+// injected fault drop-acks0-forwards (a behaviour whose cost a scenario measures) drop an acks=0 forward.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -247,6 +247,10 @@ void forward_all(RequestContext& ctx, const ProduceRequest& request, const Forwa
     if (request.acks == 0 && ctx.broker.config().mutations.has(Mutation::kFollowerDropsAcks0)) {
       SLUICE_PROBE("mutation.follower-drops-acks0");
       continue;  // answered as appended (acks=0 answers nothing): the records are lost
+    }
+    if (request.acks == 0 && cluster->forwarder().drops_acks0()) {
+      SLUICE_PROBE("fault.drop-acks0-forwards");
+      continue;  // the injected fault: lost the same way
     }
     std::vector<client::PartitionRecords> data;
     for (const ForwardedPartition& part : parts) data.push_back(part.records);

@@ -4,6 +4,8 @@
 // auto.leader.rebalance: leadership goes back to a partition's preferred replica once it is in sync again.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -158,6 +160,35 @@ TEST(ClusterAdmin, LeadershipReturnsToThePreferredReplicaOnceItIsInSync) {
     EXPECT_EQ(produce(env, failover.preferred, "orders", 4).error_code, 0) << "the preferred replica leads again";
   }));
   EXPECT_GE(c.broker(failover.interim)->cluster()->stats().leadership_handed_back, 1u);
+}
+
+// Kafka's controller makes a new partition's preferred replica its leader; here that replica campaigns as it joins
+// the new group, and a first leader elected otherwise (the preferred replica joined after the others) hands the
+// partition over, auto.leader.rebalance or not. Without it, the node that created its partitions first (the
+// metadata leader) won most elections: leaders { 1, 2, 2, 1, 2, 2 } here, node 3 leading nothing.
+TEST(ClusterAdmin, NewPartitionsStartLedByTheirPreferredReplicas) {
+  KafkaCluster c(3, 11, {}, [](BrokerConfig& config) { config.auto_leader_rebalance_enable = false; });
+  const std::vector<int32_t> all{1, 2, 3};
+  ASSERT_TRUE(c.run_until([&] { return c.registered(all); }));
+  ASSERT_TRUE(c.on_client([&](Env env) {
+    KafkaClient client = connect(env, 1);
+    protocol::CreateTopicsRequest::Topic created = new_topic("spread", 6);
+    created.replication_factor = 3;
+    ASSERT_EQ(create_topics(client, {created}).topics[0].error_code, 0);
+    const auto& partitions = c.broker(2)->cluster()->image().topic("spread")->partitions;
+    std::vector<int32_t> preferred;
+    for (const auto& partition : partitions) preferred.push_back(partition.preferred_leader());
+    std::vector<int32_t> leaders;
+    for (int attempt = 0; attempt < 100 && leaders != preferred; ++attempt) {
+      env.scheduler.sleep_for(100ms);
+      leaders = leaders_seen_by(env, 2, "spread");
+    }
+    EXPECT_EQ(leaders, preferred);
+    EXPECT_EQ(std::set<int32_t>(leaders.begin(), leaders.end()).size(), 3u) << "the placement spreads them";
+  }));
+  uint64_t handed_over = 0;
+  for (int32_t id : all) handed_over += c.broker(id)->cluster()->stats().new_partitions_handed_over;
+  EXPECT_GE(handed_over, 1u) << "in this seed node 3 joined first and campaigned before the others had the groups";
 }
 
 TEST(ClusterAdmin, WithoutAutoLeaderRebalanceTheLeadershipStays) {
