@@ -28,6 +28,8 @@ namespace sluice {
   X(kInvalidTopicException, 17, false, "The request attempted to perform an operation on an invalid topic")      \
   X(kRecordListTooLarge, 18, false, "The request included a message batch larger than the segment size")         \
   X(kNotEnoughReplicas, 19, true, "Messages are rejected since there are fewer in-sync replicas than required")  \
+  X(kNotEnoughReplicasAfterAppend, 20, true,                                                                          \
+    "Messages are written to the log, but to fewer in-sync replicas than required.")                                  \
   X(kInvalidRequiredAcks, 21, false, "Produce request specified an invalid value for required acks")             \
   X(kIllegalGeneration, 22, false, "Specified group generation id is not valid")                                 \
   X(kInconsistentGroupProtocol, 23, false, "The group member's supported protocols are incompatible with the members'")\
