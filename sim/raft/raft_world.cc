@@ -292,7 +292,7 @@ bool RaftWorld::converged(std::string* why) const {
     for (const auto& n : nodes_) {
       const raft::NodeId seen = n->host->raft(group)->leader();
       if (seen == raft::kNoNode || (leader != raft::kNoNode && seen != leader)) {
-        *why = fmt::format("group {} has no leader every node agrees on", g);
+        *why = fmt::format("group {} has no leader every node agrees on ({})", g, describe_group(group));
         return false;
       }
       leader = seen;
