@@ -9,6 +9,7 @@
 
 #include "core/base/log.h"
 #include "net/log_commands.h"
+#include "net/quorum_command.h"
 #include "net/serve.h"
 #include "sim/scenario/commands.h"
 #include "sim/selftest/echo_scenario.h"
@@ -119,6 +120,19 @@ void add_log(CLI::App& app, LogOptions& options) {
   repair->add_option("dir", options.dir, "Partition directory")->required();
 }
 
+// As kafka-metadata-quorum.sh: `metadata-quorum --bootstrap-server HOST:PORT describe --status | --replication`.
+void add_metadata_quorum(CLI::App& app, sluice::QuorumCommandOptions& options) {
+  CLI::App* quorum = app.add_subcommand(
+      "metadata-quorum", "Describe the cluster metadata quorum (DescribeQuorum), as kafka-metadata-quorum.sh does.");
+  quorum->add_option("--bootstrap-server", options.bootstrap_server, "HOST:PORT of any node")->required();
+  quorum->require_subcommand(1);
+  CLI::App* describe = quorum->add_subcommand("describe", "Leader, epoch, high watermark, lag, voters and observers.");
+  describe->add_flag("--status", options.status, "The quorum's status: leader, epoch, high watermark, lag, voters");
+  describe->add_flag("--replication", options.replication,
+                     "Each replica's log end offset, lag, last fetch and last caught-up times");
+  describe->add_flag("--human-readable", options.human_readable, "With --replication: times as \"N ms ago\"");
+}
+
 bool resolve_level(const std::string& text, sluice::LogLevel& level) {
   auto parsed = sluice::parse_log_level(text);
   if (!parsed) {
@@ -167,8 +181,11 @@ int main(int argc, char** argv) {
   add_fuzz(app, fuzz_flags);
   LogOptions log_options;
   add_log(app, log_options);
+  sluice::QuorumCommandOptions quorum_options;
+  add_metadata_quorum(app, quorum_options);
   CLI11_PARSE(app, argc, argv);
 
+  if (app.got_subcommand("metadata-quorum")) return sluice::run_metadata_quorum_describe(quorum_options);
   if (app.got_subcommand("serve")) {
     if (!resolve_level(serve_level, serve_flags.log_level)) return 2;
     return sluice::run_serve_command(serve_flags);

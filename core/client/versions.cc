@@ -45,6 +45,10 @@ VersionRange client_versions(ApiKey api) {
       return {1, 3};
     case ApiKey::kIncrementalAlterConfigs:
       return {0, 1};
+    case ApiKey::kDescribeQuorum:  // core/client/quorum.h
+      return {0, 1};
+    case ApiKey::kDescribeCluster:
+      return {0, 1};
     default:
       return {};
   }

@@ -37,6 +37,7 @@ constexpr std::array kHandlers = {
     HandlerEntry{ApiKey::kDeleteGroups, handle_delete_groups},
     HandlerEntry{ApiKey::kIncrementalAlterConfigs, handle_incremental_alter_configs},
     HandlerEntry{ApiKey::kOffsetDelete, handle_offset_delete},
+    HandlerEntry{ApiKey::kDescribeQuorum, handle_describe_quorum},
     HandlerEntry{ApiKey::kDescribeCluster, handle_describe_cluster},
 };
 

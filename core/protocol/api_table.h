@@ -46,6 +46,7 @@ inline constexpr int16_t kNeverFlexible = std::numeric_limits<int16_t>::max();
   X(DeleteGroups, 42, 0, 2, 2)                     \
   X(IncrementalAlterConfigs, 44, 0, 1, 1)          \
   X(OffsetDelete, 47, 0, 0, kNeverFlexible)        \
+  X(DescribeQuorum, 55, 0, 1, 0)                   \
   X(DescribeCluster, 60, 0, 1, 0)
 
 enum class ApiKey : int16_t {

@@ -154,6 +154,7 @@ class RaftHost {
   void transfer_leadership(GroupId group, NodeId target);
 
   std::optional<GroupStatus> status(GroupId group) const;
+  const HostOptions& options() const { return options_; }
   // The group's state machine, read only: role, term and leader without building a GroupStatus. Null if unknown.
   const Raft* raft(GroupId group) const;
   bool online(GroupId group) const;

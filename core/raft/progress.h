@@ -24,6 +24,10 @@ struct Progress {
   bool acked_since_heartbeat = false;  // an append answer arrived since the last heartbeat went out
   uint64_t incarnation = 0;    // the follower's, from its answers; 0 until it has answered
   Index log_start = 0;         // the follower's log start, from its latest answer (DeleteRecords waits on it)
+  // The leader's tick count at the follower's latest answer, and at its latest answer that matched the leader's whole
+  // log then (Kafka's LastFetchTimestamp and LastCaughtUpTimestamp, in ticks); 0: never in this term.
+  uint64_t answered_tick = 0;
+  uint64_t caught_up_tick = 0;
 };
 
 }  // namespace sluice::raft

@@ -162,6 +162,7 @@ bool Raft::in_lease() const {
 }
 
 void Raft::tick() {
+  ++ticks_;
   if (role_ == Role::kLeader) return tick_leader();
   tick_election();
 }
@@ -298,6 +299,13 @@ bool Raft::learner_caught_up(NodeId learner) const {
   return it->second.match >= commit_;
 }
 
+// A tick noted as ticks_ + 1 (0: never), as ticks ago.
+int64_t Raft::ticks_since(uint64_t noted) const {
+  if (noted == 0) return -1;
+  SLUICE_ASSERT(noted <= ticks_ + 1);
+  return static_cast<int64_t>(ticks_ + 1 - noted);
+}
+
 GroupStatus Raft::status() const {
   GroupStatus s{.id = options_.id, .term = hard_.term, .role = role_, .leader = leader_, .commit_index = commit_};
   s.last_index = log_.last_index();
@@ -313,7 +321,9 @@ GroupStatus Raft::status() const {
                                          .state = progress.state,
                                          .inflight = progress.inflight.size(),
                                          .recent_active = progress.recent_active,
-                                         .log_start = progress.log_start});
+                                         .log_start = progress.log_start,
+                                         .ticks_since_answer = ticks_since(progress.answered_tick),
+                                         .ticks_since_caught_up = ticks_since(progress.caught_up_tick)});
   }
   return s;
 }

@@ -50,6 +50,10 @@ struct FollowerStatus {
   size_t inflight = 0;
   bool recent_active = false;
   Index log_start = 0;  // the follower's log start as it last answered
+  // Ticks since its latest answer, and since its latest answer that matched the leader's whole log then; -1: none
+  // since this node became leader. The host turns them into times (DescribeQuorum's timestamps).
+  int64_t ticks_since_answer = -1;
+  int64_t ticks_since_caught_up = -1;
 };
 
 struct GroupStatus {
@@ -150,6 +154,8 @@ class Raft {
   void handle_append_response(const Message& message);
   void handle_rejection(Progress& progress, const Message& message);
   void handle_heartbeat_response(const Message& message);
+  void note_answer(Progress& progress);
+  int64_t ticks_since(uint64_t noted) const;
   void handle_propose(const Message& message);
   void lose_committed_entries(Index keep);
   bool admit_incarnation(Progress& progress, uint64_t incarnation);
@@ -170,6 +176,7 @@ class Raft {
   Role role_ = Role::kFollower;
   NodeId leader_ = kNoNode;
   Index commit_ = 0;
+  uint64_t ticks_ = 0;  // tick() calls so far, the leader's clock for its followers' answers (status())
   uint32_t election_elapsed_ = 0;
   uint32_t randomized_election_timeout_ = 0;
   uint32_t heartbeat_elapsed_ = 0;

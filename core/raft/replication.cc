@@ -207,6 +207,7 @@ void Raft::handle_append_response(const Message& m) {
   SLUICE_ASSERT(m.hint_index <= log_.last_index());
   progress.acked_since_heartbeat = true;
   progress.match = std::max(progress.match, m.log_index);
+  note_answer(progress);
   while (!progress.inflight.empty() && progress.inflight.front() <= m.hint_index) progress.inflight.pop_front();
   if (progress.state == ProgressState::kProbe) {
     // The probe found where the logs meet: pipeline from there.
@@ -239,6 +240,13 @@ void Raft::handle_rejection(Progress& progress, const Message& m) {
   send_append(m.from);
 }
 
+// Observability only (status()): when the follower last answered, and last answered holding the leader's whole log.
+void Raft::note_answer(Progress& progress) {
+  SLUICE_ASSERT(role_ == Role::kLeader);
+  progress.answered_tick = ticks_ + 1;  // + 1: 0 stands for "never"
+  if (progress.match >= log_.last_index()) progress.caught_up_tick = ticks_ + 1;
+}
+
 void Raft::handle_heartbeat_response(const Message& m) {
   if (role_ != Role::kLeader) return;
   auto it = progress_.find(m.from);
@@ -255,6 +263,7 @@ void Raft::handle_heartbeat_response(const Message& m) {
     maybe_commit();
     if (role_ != Role::kLeader) return;
   }
+  note_answer(progress);
   if (progress.state == ProgressState::kProbe) {
     progress.probe_sent = false;  // the last probe may have been lost: probe again
   } else if (!progress.inflight.empty() && !progress.acked_since_heartbeat) {

@@ -17,7 +17,8 @@ namespace {
 constexpr std::array<std::string_view, kFaultKinds> kNames = {
     "crash",     "power-loss", "restart", "partition",   "partition-one-way", "reset-connections",
     "latency-spike", "disk-full", "disk-errors", "clock-jump", "corrupt-segment",
-    "crash-at-disk-op", "drop-acks0-forwards"};
+    "crash-at-disk-op", "drop-acks0-forwards",
+    "clock-skew", "reconnect-reorder", "reconnect-duplicate"};
 
 }  // namespace
 
@@ -32,7 +33,10 @@ Duration default_fault_length(FaultKind kind) {
     case FaultKind::kPartitionOneWay:
     case FaultKind::kLatencySpike:
     case FaultKind::kDiskFull:
-    case FaultKind::kDropAcks0Forwards: return 5s;
+    case FaultKind::kDropAcks0Forwards:
+    case FaultKind::kClockSkew: return 5s;
+    case FaultKind::kReconnectReorder:
+    case FaultKind::kReconnectDuplicate:
     case FaultKind::kResetConnections:
     case FaultKind::kDiskErrors:
     case FaultKind::kClockJump: return 0s;
@@ -46,6 +50,7 @@ int64_t default_fault_amount(FaultKind kind) {
     case FaultKind::kDiskErrors: return 1;            // operations
     case FaultKind::kCrashAtDiskOp: return 1;         // the next matching operation
     case FaultKind::kClockJump: return 3'600'000;     // an hour forwards
+    case FaultKind::kClockSkew: return 100;           // parts per thousand: 10 % fast
     default: return 0;
   }
 }
@@ -62,7 +67,7 @@ std::string_view fault_kind_name(FaultKind kind) { return kNames.at(static_cast<
 
 std::optional<FaultKind> parse_fault_kind(std::string_view name) {
   for (size_t i = 0; i < kNames.size(); ++i) {
-    if (kNames[i] == name) return static_cast<FaultKind>(i);
+    if (!kNames[i].empty() && kNames[i] == name) return static_cast<FaultKind>(i);
   }
   return std::nullopt;
 }
@@ -106,7 +111,8 @@ std::string to_toml(const Fault& fault) {
                                  fault_kind_name(fault.kind), fault.node);
   if (!fault.peer.empty()) text += fmt::format(", peer = \"{}\"", fault.peer);
   if (fault_has_length(fault.kind)) text += fmt::format(", length = \"{}\"", format_duration(fault.length));
-  if (fault.amount != default_fault_amount(fault.kind) || fault.kind == FaultKind::kClockJump) {
+  if (fault.amount != default_fault_amount(fault.kind) || fault.kind == FaultKind::kClockJump ||
+      fault.kind == FaultKind::kClockSkew) {
     text += fmt::format(", amount = {}", fault.amount);
   }
   if (!fault.op.empty()) text += fmt::format(", op = \"{}\"", fault.op);

@@ -35,8 +35,19 @@ enum class FaultKind : uint8_t {
   // KubeMQ's follower behaviour as a fault, so that a scenario measures the acks=0 writes it costs (the mutation
   // follower-drops-acks0 is the same behaviour as a bug the checkers must catch in a run without faults).
   kDropAcks0Forwards = 12,
+  // `node`'s monotonic clock, and so every timer and timeout it sets, runs `amount` parts per thousand fast
+  // (negative: slow; at least -900) for `length`: a drifting oscillator or a VM starved of ticks. Wall time drifts
+  // with it; other nodes are unaffected.
+  kClockSkew = 13,
+  // Every connection on the raft port between `node` and `peer` (every node when empty) breaks, and the frames that
+  // were in flight or unread on it are not lost but reach the peer on the next connection between the two, after
+  // its first two frames: frames of the old connection delivered after frames of the new one.
+  kReconnectReorder = 14,
+  // The same, and the last frames the peer had already read on the old connection are sent again on the new one
+  // (a sender resending what it cannot know arrived): duplicates, after the new connection's first two frames.
+  kReconnectDuplicate = 15,
 };
-inline constexpr size_t kFaultKinds = 13;
+inline constexpr size_t kFaultKinds = 16;
 
 std::string_view fault_kind_name(FaultKind kind);  // "crash", "power-loss", ...
 std::optional<FaultKind> parse_fault_kind(std::string_view name);
@@ -47,7 +58,7 @@ struct Fault {
   std::string node;        // the broker node it strikes ("n1")
   std::string peer;        // partitions and resets: the other side ("" = every client node)
   Duration length{};       // how long until it is undone (down time, partition, full disk, spike)
-  int64_t amount = 0;      // clock jump ms, disk error count, latency ms
+  int64_t amount = 0;      // clock jump ms, disk error count, latency ms, clock skew parts per thousand
   std::string op;          // disk errors, crash-at-disk-op: read | write | sync | metadata
   std::string path;        // disk errors: path prefix ("" = any)
 

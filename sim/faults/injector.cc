@@ -14,6 +14,14 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// The port the reconnect faults replay frames on: the raft transport's, in raft scenarios (sim/raft/raft_world.h) and
+// in cluster ones (sim/scenario/run_world.h). Its frames are written one per write, which replaying keeps whole.
+constexpr uint16_t kRaftTransportPort = 9192;
+
+bool replays_frames(FaultKind kind) {
+  return kind == FaultKind::kReconnectReorder || kind == FaultKind::kReconnectDuplicate;
+}
+
 // Room left on a "full" disk: a few sectors, so that metadata writes fail like data writes.
 constexpr uint64_t kFullDiskSlackBytes = 0;
 
@@ -46,6 +54,8 @@ void Injector::schedule(const std::vector<Fault>& schedule, Instant start) {
   SimWorld& world = target_.cluster().world();
   for (const Fault& fault : schedule) {
     SLUICE_ASSERT_MSG(target_.broker_node(fault.node) != nullptr, "faults strike broker nodes");
+    // Resending what a peer already read needs the chunks it read, kept from now on.
+    if (fault.kind == FaultKind::kReconnectDuplicate) target_.cluster().network().keep_read_chunks(kRaftTransportPort);
     pending_.push_back(world.schedule_at(start + fault.at, kWorldNode, EventKind::kFault, [this, fault] {
       if (!healed_) apply(fault);
     }));
@@ -63,6 +73,8 @@ void Injector::apply(const Fault& fault) {
     case FaultKind::kPartition:
     case FaultKind::kPartitionOneWay:
     case FaultKind::kResetConnections:
+    case FaultKind::kReconnectReorder:
+    case FaultKind::kReconnectDuplicate:
     case FaultKind::kLatencySpike: apply_network(fault, *node); return;
     case FaultKind::kDiskFull:
     case FaultKind::kDiskErrors: apply_disk(fault, *node); return;
@@ -73,6 +85,22 @@ void Injector::apply(const Fault& fault) {
       ++applied_;
       record(WorldEvent::Kind::kClockJump, node->name(), to_toml(fault), fault.amount);
       return;
+    case FaultKind::kClockSkew: {
+      // One drift at a time per node: a second one while the first runs is skipped, like a fault on a node down.
+      if (node->clock().drift() != 0) {
+        ++skipped_;
+        record(WorldEvent::Kind::kFault, node->name(), "skipped (clock already drifting): " + to_toml(fault));
+        return;
+      }
+      ++applied_;
+      record(WorldEvent::Kind::kFault, node->name(), to_toml(fault), fault.amount);
+      node->clock().set_drift(fault.amount);
+      after(fault.length, [this, node] {
+        node->clock().set_drift(0);
+        record(WorldEvent::Kind::kFaultEnded, node->name(), "clock back to its rate");
+      });
+      return;
+    }
   }
   SLUICE_UNREACHABLE();
 }
@@ -204,8 +232,12 @@ void Injector::apply_network(const Fault& fault, SimNode& node) {
     if (fault.kind == FaultKind::kPartition) net.partition(node.id(), peer->id());
     if (fault.kind == FaultKind::kPartitionOneWay) net.partition_one_way(node.id(), peer->id());
     if (fault.kind == FaultKind::kResetConnections) net.reset_connections(node.id(), peer->id());
+    if (replays_frames(fault.kind)) {
+      net.reset_connections_replaying(node.id(), peer->id(), kRaftTransportPort,
+                                      fault.kind == FaultKind::kReconnectDuplicate);
+    }
   }
-  if (fault.kind == FaultKind::kResetConnections) return;
+  if (fault.kind == FaultKind::kResetConnections || replays_frames(fault.kind)) return;
   const NodeId a = node.id();
   std::vector<NodeId> ids;
   for (SimNode* peer : peers) ids.push_back(peer->id());
@@ -297,6 +329,7 @@ void Injector::heal_all() {
   }
   for (SimNode* node : target_.broker_nodes()) {
     node->disk().clear_faults();
+    if (node->clock().drift() != 0) node->clock().set_drift(0);  // a clock jump stays; a drift ends
     // Also a node still up in a graceful stop (a restart whose release_down was just cancelled above): bring_up
     // boots it once the stop completes. Skipping it left the node down for good once its stop ended after the heal.
     target_.bring_up(*node);

@@ -141,6 +141,8 @@ void RaftWorld::run_node(Env env, Node& n) {
   options.raft.commit_mode = spec_.durability == "replicated" ? raft::CommitMode::kReplicated
                                                               : raft::CommitMode::kPersisted;
   options.raft.mutations = mutations_;
+  options.raft.max_entries_per_append = static_cast<uint32_t>(spec_.max_entries_per_append);
+  options.raft.max_inflight_appends = static_cast<uint32_t>(spec_.max_inflight_appends);
   raft::RaftHost host(
       env, n.id, options,
       [&transport](raft::NodeId to, std::vector<raft::Envelope> batch) { transport.send(to, std::move(batch)); },
@@ -161,12 +163,15 @@ void RaftWorld::run_node(Env env, Node& n) {
   n.stop = &stop;
   n.host = &host;
   history_.world({WorldEvent::Kind::kServing, world().now(), name, "", 0});
-  FiberRef proposer = env.scheduler.spawn("proposer", [this, env, &n] { propose_loop(env, n); });
+  std::vector<FiberRef> proposers;
+  for (int i = 0; i < spec_.proposers; ++i) {
+    proposers.push_back(env.scheduler.spawn("proposer", [this, env, &n] { propose_loop(env, n); }));
+  }
   stop.wait();
-  // A graceful stop: the proposer sees the host gone and ends, then the driver, then the transport.
+  // A graceful stop: the proposers see the host gone and end, then the driver, then the transport.
   n.host = nullptr;
   host.stop();
-  env.scheduler.join(proposer);
+  for (const FiberRef& proposer : proposers) env.scheduler.join(proposer);
   host_for_transport = nullptr;
   transport.stop();
   for (auto& log : partition_logs) {
@@ -287,7 +292,7 @@ bool RaftWorld::converged(std::string* why) const {
     for (const auto& n : nodes_) {
       const raft::NodeId seen = n->host->raft(group)->leader();
       if (seen == raft::kNoNode || (leader != raft::kNoNode && seen != leader)) {
-        *why = fmt::format("group {} has no leader every node agrees on", g);
+        *why = fmt::format("group {} has no leader every node agrees on ({})", g, describe_group(group));
         return false;
       }
       leader = seen;
@@ -300,12 +305,33 @@ bool RaftWorld::converged(std::string* why) const {
     for (const auto& n : nodes_) {
       auto it = n->applied.find(group);
       if (it == n->applied.end() || it->second < committed->second) {
-        *why = fmt::format("group {}: {} has not applied index {}", g, n->sim->name(), committed->second);
+        *why = fmt::format("group {}: {} has not applied index {} ({})", g, n->sim->name(), committed->second,
+                           describe_group(group));
         return false;
       }
     }
   }
   return true;
+}
+
+// Each node's view of `group`, for a liveness failure's message: what a stuck group looks like from every side.
+std::string RaftWorld::describe_group(raft::GroupId group) const {
+  std::string text;
+  for (const auto& n : nodes_) {
+    const std::optional<raft::GroupStatus> s = n->host != nullptr ? n->host->status(group) : std::nullopt;
+    if (!s) {
+      text += fmt::format("{}{}: down", text.empty() ? "" : "; ", n->sim->name());
+      continue;
+    }
+    text += fmt::format("{}{}: {} term {} leader {} commit {} last {} durable {}", text.empty() ? "" : "; ",
+                        n->sim->name(), raft::role_name(s->role), s->term, s->leader, s->commit_index, s->last_index,
+                        s->durable_index);
+    for (const raft::FollowerStatus& f : s->followers) {
+      text += fmt::format(" [{} match {} next {} {} inflight {}]", f.id, f.match, f.next,
+                          f.state == raft::ProgressState::kProbe ? "probe" : "replicate", f.inflight);
+    }
+  }
+  return text;
 }
 
 bool RaftWorld::caught_up() const {

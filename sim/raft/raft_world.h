@@ -65,6 +65,7 @@ class RaftWorld final : public FaultTarget {
   raft::Proposed propose(Env env, raft::RaftHost& host, raft::GroupId group, const std::string& payload,
                          raft::Index count);
   std::string applied_payload(const raft::Entry& entry) const;
+  std::string describe_group(raft::GroupId group) const;
 
   Scenario scenario_;
   RaftSpec spec_;

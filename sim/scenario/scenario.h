@@ -52,6 +52,13 @@ struct RaftSpec {
   // Kafka partition log as the raft log, core/cluster/partition_raft_log.h: a proposal is a record batch of as
   // many records as its entry covers indexes, one raft index per offset).
   std::string storage = "raft-log";
+  // Proposer fibers per node, each waiting for its proposal's fate before the next: more than one lets a leader cut
+  // off from its followers append several entries of its term that nobody else has (the raft paper's figure 8).
+  int proposers = 1;
+  // The leader's flow control (raft::Options): entries per append message and appends in flight per follower.
+  // Small values make a leader catch a follower up over many round trips, an entry at a time.
+  int max_entries_per_append = 64;
+  int max_inflight_appends = 4;
 };
 
 struct Scenario {

@@ -134,6 +134,17 @@ Status parse_raft(TomlReader& root, Scenario& s) {
   if (spec.storage != "raft-log" && spec.storage != "partition-log") {
     return invalid_argument("raft.storage must be \"raft-log\" or \"partition-log\", not '" + spec.storage + "'");
   }
+  SLUICE_ASSIGN_OR_RETURN(int64_t proposers, r.integer("proposers", 1));
+  if (proposers < 1 || proposers > 64) return invalid_argument("raft.proposers must be 1..64");
+  spec.proposers = static_cast<int>(proposers);
+  SLUICE_ASSIGN_OR_RETURN(int64_t entries_per_append, r.integer("max_entries_per_append", 64));
+  if (entries_per_append < 1 || entries_per_append > 100000) {
+    return invalid_argument("raft.max_entries_per_append must be 1..100000");
+  }
+  spec.max_entries_per_append = static_cast<int>(entries_per_append);
+  SLUICE_ASSIGN_OR_RETURN(int64_t inflight, r.integer("max_inflight_appends", 4));
+  if (inflight < 1 || inflight > 1000) return invalid_argument("raft.max_inflight_appends must be 1..1000");
+  spec.max_inflight_appends = static_cast<int>(inflight);
   if (spec.propose_every <= Duration(0) || spec.tick <= Duration(0)) {
     return invalid_argument("raft.propose_every and raft.tick must be positive");
   }
@@ -288,6 +299,13 @@ std::string to_toml(const Scenario& s, bool schedule_only) {
       text += fmt::format("max_stale_leader = \"{}\"\n", format_duration(s.raft->max_stale_leader));
     }
     if (s.raft->storage != "raft-log") text += fmt::format("storage = \"{}\"\n", s.raft->storage);
+    if (s.raft->proposers != 1) text += fmt::format("proposers = {}\n", s.raft->proposers);
+    if (s.raft->max_entries_per_append != 64) {
+      text += fmt::format("max_entries_per_append = {}\n", s.raft->max_entries_per_append);
+    }
+    if (s.raft->max_inflight_appends != 4) {
+      text += fmt::format("max_inflight_appends = {}\n", s.raft->max_inflight_appends);
+    }
   }
   return text;
 }

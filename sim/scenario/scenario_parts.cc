@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/base/assert.h"
+#include "sim/world/sim_clock.h"
 
 namespace sluice::sim {
 namespace {
@@ -179,7 +180,8 @@ Result<Fault> parse_fault(TomlReader& t) {
   if (!parsed) {
     std::string names;
     for (size_t i = 0; i < kFaultKinds; ++i) {
-      names += (i == 0 ? "" : ", ") + std::string(fault_kind_name(static_cast<FaultKind>(i)));
+      const std::string_view name = fault_kind_name(static_cast<FaultKind>(i));
+      if (!name.empty()) names += (names.empty() ? "" : ", ") + std::string(name);
     }
     return invalid_argument(fmt::format("{}: kind '{}' is not one of {}", t.where(), kind, names));
   }
@@ -194,6 +196,9 @@ Result<Fault> parse_fault(TomlReader& t) {
   SLUICE_TRY(t.finish());
   if (fault.kind == FaultKind::kCrashAtDiskOp && fault.amount < 1) {
     return invalid_argument(t.where() + ": amount (which matching operation the process dies at) must be at least 1");
+  }
+  if (fault.kind == FaultKind::kClockSkew && fault.amount < SimClock::kMinDriftPerThousand) {
+    return invalid_argument(t.where() + ": a clock-skew's amount (parts per thousand) must be at least -900");
   }
   if (fault.length < 0s || fault.at < 0s) return invalid_argument(t.where() + ": at and length must not be negative");
   if (!default_fault_op(fault.kind).empty() && fault.op != "read" && fault.op != "write" && fault.op != "sync" &&
@@ -220,6 +225,9 @@ Result<FaultRate> parse_fault_rate(TomlReader& t) {
   SLUICE_TRY(t.finish());
   if (rate.per_minute < 0 || rate.length_min > rate.length_max || rate.amount_min > rate.amount_max) {
     return invalid_argument(t.where() + ": per_minute must not be negative, and each min at most its max");
+  }
+  if (rate.kind == FaultKind::kClockSkew && rate.amount_min < SimClock::kMinDriftPerThousand) {
+    return invalid_argument(t.where() + ": a clock-skew's amount_min (parts per thousand) must be at least -900");
   }
   return rate;
 }

@@ -81,6 +81,9 @@ void SimNetwork::node_down(NodeId node) {
     if (key.first == node) vanished.push_back(listener);
   }
   for (const std::shared_ptr<ListenerState>& listener : vanished) close_listener(*listener);
+  std::erase_if(replays_, [node](const auto& entry) {
+    return std::get<0>(entry.first) == node || std::get<1>(entry.first) == node;
+  });
   SLUICE_ASSERT(std::none_of(listeners_.begin(), listeners_.end(),
                              [node](const auto& entry) { return entry.first.first == node; }));
 }
@@ -143,6 +146,58 @@ void SimNetwork::reset_connections(NodeId a, NodeId b) {
       break_side(conn, kServer);
     }
   });
+}
+
+void SimNetwork::reset_connections_replaying(NodeId a, NodeId b, uint16_t port, bool resend_read) {
+  for_each_connection([&](const ConnectionPtr& conn) {
+    const NodeId client = conn->client.node;
+    const NodeId server = conn->server.node;
+    const bool between = (client == a && server == b) || (client == b && server == a);
+    if (!between || conn->server.local.port != port) return;
+    if (conn->client.broken() || conn->server.broken()) return;
+    keep_for_replay(conn, kClient, resend_read);
+    keep_for_replay(conn, kServer, resend_read);
+    break_side(conn, kClient);
+    break_side(conn, kServer);
+  });
+}
+
+void SimNetwork::keep_read_chunks(uint16_t port) {
+  replay_ports_.insert(port);
+  for_each_connection([&](const ConnectionPtr& conn) {
+    if (conn->server.local.port == port) conn->client.keep_read = conn->server.keep_read = true;
+  });
+}
+
+// What `from` sent that the other side has not read whole (and, with resend_read, the last it read whole), in send
+// order, for the next connection between the two nodes on this port.
+void SimNetwork::keep_for_replay(const ConnectionPtr& conn, int from, bool resend_read) {
+  const Side& sender = conn->side(from);
+  const Side& receiver = conn->side(1 - from);
+  std::deque<Bytes>& kept = replays_[{sender.node, receiver.node, conn->server.local.port}];
+  if (resend_read) kept.insert(kept.end(), receiver.read_recently.begin(), receiver.read_recently.end());
+  // A chunk partly read cannot be sent again without breaking the framing: it is lost, as a reset loses it.
+  for (size_t i = receiver.inbox_offset == 0 ? 0 : 1; i < receiver.inbox.size(); ++i) {
+    kept.push_back(receiver.inbox[i]);
+  }
+  for (const Chunk& chunk : sender.out.chunks) {
+    if (chunk.kind == ChunkKind::kData) kept.push_back(chunk.data);
+  }
+  if (!kept.empty()) SLUICE_PROBE("sim_network.chunks_kept_for_replay");
+}
+
+// After the sender's first chunks on a new connection, the chunks an earlier one between the same nodes kept.
+void SimNetwork::send_replays(const ConnectionPtr& conn, int from) {
+  Side& side = conn->side(from);
+  if (side.data_chunks_sent != simnet::kChunksBeforeReplay || replays_.empty()) return;
+  auto found = replays_.find({side.node, conn->side(1 - from).node, conn->server.local.port});
+  if (found == replays_.end()) return;
+  std::deque<Bytes> kept = std::move(found->second);
+  replays_.erase(found);
+  for (Bytes& chunk : kept) {
+    ++stats_.chunks_replayed;
+    send(conn, from, ChunkKind::kData, std::move(chunk));
+  }
 }
 
 void SimNetwork::set_link_latency(NodeId from, NodeId to, Duration min, Duration max) {
@@ -247,6 +302,7 @@ void SimNetwork::on_syn(const std::shared_ptr<ConnectAttempt>& attempt) {
       next_connection_id_++, attempt->client, attempt->client_local, *attempt->client_scheduler,
       listener.node, listener.address, listener.acceptors.scheduler());
   conn->server.established = true;
+  if (replay_ports_.contains(listener.address.port)) conn->client.keep_read = conn->server.keep_read = true;
   conn->attempt = attempt;
   attempt->conn = conn;
   connections_.emplace(conn->id, conn);
@@ -309,15 +365,17 @@ void SimNetwork::send(const ConnectionPtr& conn, int from, ChunkKind kind, Bytes
   pipe.chunks.push_back(Chunk{.seq = pipe.next_seq++, .kind = kind, .data = std::move(data), .event = 0});
   pipe.bytes += size;
   stats_.bytes_sent += size;
+  if (kind == ChunkKind::kData) ++side.data_chunks_sent;
   if (blocked(side.node, conn->side(1 - from).node)) {
     ++pipe.held;
     stats_.bytes_held += size;
     SLUICE_PROBE("sim_network.bytes_held_by_partition");
     SLUICE_ASSERT(pipe.held == pipe.chunks.size());
-    return;
+  } else {
+    SLUICE_ASSERT(pipe.held == 0);
+    schedule_chunk(conn, from, pipe.chunks.size() - 1);
   }
-  SLUICE_ASSERT(pipe.held == 0);
-  schedule_chunk(conn, from, pipe.chunks.size() - 1);
+  if (kind == ChunkKind::kData) send_replays(conn, from);
 }
 
 void SimNetwork::schedule_chunk(const ConnectionPtr& conn, int from, size_t index) {

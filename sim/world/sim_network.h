@@ -40,12 +40,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "core/base/bytes.h"
@@ -92,6 +94,7 @@ struct SimNetworkStats {
   uint64_t bytes_held = 0;       // bytes that waited behind a partition (once per hold)
   uint64_t chunks_delivered = 0;
   uint64_t resets = 0;  // connection sides broken (each end counts once)
+  uint64_t chunks_replayed = 0;  // sent again on a later connection by reset_connections_replaying
 };
 
 class SimNetwork {
@@ -116,6 +119,17 @@ class SimNetwork {
   void heal(NodeId a, NodeId b);  // both directions between a and b
   bool blocked(NodeId from, NodeId to) const { return blocked_.count({from, to}) != 0; }
   void reset_connections(NodeId a, NodeId b);
+  // Duplication and reordering where a stream transport can meet them, at a connection's boundary. Breaks every
+  // connection between a and b whose server listens on `port`, as reset_connections does, but the data chunks
+  // still in flight or unread on them are kept (and with `resend_read`, the last chunks the receiver had read
+  // whole, again): the next connection between the two on that port carries them after its sender's first two
+  // chunks, as if the old connection's frames arrived late or a sender resent what it could not know arrived. A
+  // chunk partly read is lost. Only for protocols written one whole frame per write (the raft transport), whose
+  // framing this keeps. Kept chunks die with either node (node_down).
+  void reset_connections_replaying(NodeId a, NodeId b, uint16_t port, bool resend_read);
+  // Connections on `port`, open now or later, keep the last chunks each side read, for resend_read (a copy per
+  // read chunk, so only on the ports a run will replay).
+  void keep_read_chunks(uint16_t port);
   // Latency of the direction from → to, instead of the configured range. REQUIRES: min <= max.
   void set_link_latency(NodeId from, NodeId to, Duration min, Duration max);
   void clear_link_latency(NodeId from, NodeId to);
@@ -156,6 +170,8 @@ class SimNetwork {
 
   // Chunks and their delivery (sim_network.cc).
   void send(const ConnectionPtr& conn, int from, simnet::ChunkKind kind, Bytes data = {});
+  void send_replays(const ConnectionPtr& conn, int from);
+  void keep_for_replay(const ConnectionPtr& conn, int from, bool resend_read);
   void schedule_chunk(const ConnectionPtr& conn, int from, size_t index);
   void deliver(const ConnectionPtr& conn, int from, uint64_t seq);
   void receive(const ConnectionPtr& conn, int to, simnet::Chunk&& chunk);
@@ -182,6 +198,9 @@ class SimNetwork {
   std::map<uint64_t, std::weak_ptr<simnet::Connection>> connections_;  // by id, for faults
   std::set<std::pair<NodeId, NodeId>> blocked_;                        // directed: (from, to)
   std::map<std::pair<NodeId, NodeId>, std::pair<Duration, Duration>> link_latency_;
+  // Chunks kept by reset_connections_replaying, by (sender, receiver, server port), for the next connection.
+  std::map<std::tuple<NodeId, NodeId, uint16_t>, std::deque<Bytes>> replays_;
+  std::set<uint16_t> replay_ports_;  // ports whose connections keep the chunks their sides read
   Instant spike_until_{};
   Duration spike_extra_{0};
   uint64_t next_connection_id_ = 1;

@@ -90,6 +90,10 @@ size_t take_from_inbox(Side& side, MutableByteView out) {
     copied += n;
     side.inbox_offset += n;
     if (side.inbox_offset == front.size()) {
+      if (side.keep_read) {
+        side.read_recently.push_back(std::move(side.inbox.front()));
+        if (side.read_recently.size() > simnet::kKeptReadChunks) side.read_recently.pop_front();
+      }
       side.inbox.pop_front();
       side.inbox_offset = 0;
     }
@@ -141,7 +145,9 @@ Result<std::unique_ptr<Stream>> SimNetwork::connect(SimEndpoint& endpoint, const
       if (!attempt->finished) network->abandon(*attempt);
     }
   } abandon_on_exit{this, attempt.get()};
-  const Instant deadline = world_.now() + config_.connect_timeout;
+  // The connecting node's own timer, on its own clock: a world-time deadline waited for on a clock that drifted
+  // ahead (a clock-skew fault) had always passed, and the node could never connect again.
+  const Instant deadline = endpoint.scheduler->clock().now() + config_.connect_timeout;
   while (!attempt->finished) {
     if (!attempt->waiters.wait_until(deadline)) break;
   }

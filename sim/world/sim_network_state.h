@@ -26,6 +26,10 @@ namespace sluice::simnet {
 
 inline constexpr int kClient = 0;  // the side that called connect
 inline constexpr int kServer = 1;  // the side that a listener accepted
+// The chunks a side keeps of what it read whole, for SimNetwork::reset_connections_replaying's resend_read.
+inline constexpr size_t kKeptReadChunks = 2;
+// A replayed connection's sender writes this many chunks of its own before the kept ones (a handshake and a frame).
+inline constexpr uint64_t kChunksBeforeReplay = 2;
 
 enum class ChunkKind : uint8_t {
   kData,    // bytes of one write_all (or of one window's worth of it)
@@ -73,6 +77,11 @@ struct Side {
   bool reset = false;        // broken: an RST arrived, a fault reset it, or this side aborted it
   bool dead = false;         // this side's node went down
   bool rst_sent = false;     // answered data arriving after close() with an RST (once)
+  // Replay faults (SimNetwork::reset_connections_replaying): on their port, the last chunks this side read whole,
+  // and the data chunks this side sent; elsewhere nothing is kept.
+  bool keep_read = false;
+  std::deque<Bytes> read_recently;
+  uint64_t data_chunks_sent = 0;
   WaitQueue readers;
   WaitQueue writers;  // writers waiting for send window (only with a bounded window)
 

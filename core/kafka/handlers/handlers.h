@@ -21,6 +21,7 @@ Result<HandlerOutcome> handle_alter_configs(RequestContext& ctx, ByteView body);
 Result<HandlerOutcome> handle_create_partitions(RequestContext& ctx, ByteView body);
 Result<HandlerOutcome> handle_incremental_alter_configs(RequestContext& ctx, ByteView body);
 Result<HandlerOutcome> handle_describe_cluster(RequestContext& ctx, ByteView body);
+Result<HandlerOutcome> handle_describe_quorum(RequestContext& ctx, ByteView body);
 // Consumer groups (group_membership.cc, group_offsets.cc, group_admin.cc).
 Result<HandlerOutcome> handle_join_group(RequestContext& ctx, ByteView body);
 Result<HandlerOutcome> handle_sync_group(RequestContext& ctx, ByteView body);

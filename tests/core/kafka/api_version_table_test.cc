@@ -23,6 +23,7 @@
 #include "core/protocol/messages/delete_records.h"
 #include "core/protocol/messages/delete_topics.h"
 #include "core/protocol/messages/describe_cluster.h"
+#include "core/protocol/messages/describe_quorum.h"
 #include "core/protocol/messages/describe_configs.h"
 #include "core/protocol/messages/describe_groups.h"
 #include "core/protocol/messages/fetch.h"
@@ -337,6 +338,13 @@ struct Messages<ApiKey::kOffsetDelete> {
   using Request = protocol::OffsetDeleteRequest;
   using Response = protocol::OffsetDeleteResponse;
   static Request make(int16_t) { return {.group_id = kGroup, .topics = {{kTopic, {{0}}}}}; }
+};
+
+template <>
+struct Messages<ApiKey::kDescribeQuorum> {
+  using Request = protocol::DescribeQuorumRequest;
+  using Response = protocol::DescribeQuorumResponse;
+  static Request make(int16_t) { return {.topics = {{protocol::kClusterMetadataTopic, {{0}}}}}; }
 };
 
 template <>

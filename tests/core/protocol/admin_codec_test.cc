@@ -1,10 +1,12 @@
 // The admin APIs' codecs: CreateTopics, DeleteTopics, DeleteRecords, DescribeConfigs, AlterConfigs,
-// IncrementalAlterConfigs and DescribeCluster. Golden bytes from kafka-python 2.0.2 for the non-flexible versions it
+// IncrementalAlterConfigs, DescribeCluster and DescribeQuorum. Golden bytes from kafka-python 2.0.2 for the non-flexible versions it
 // has (script at the end), hand-built bytes from Kafka 3.9's schemas for flexible ones, and round trips of messages
 // using every field at every version.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 
 #include "core/protocol/header.h"
 #include "core/protocol/messages/alter_configs.h"
@@ -13,6 +15,7 @@
 #include "core/protocol/messages/delete_records.h"
 #include "core/protocol/messages/delete_topics.h"
 #include "core/protocol/messages/describe_cluster.h"
+#include "core/protocol/messages/describe_quorum.h"
 #include "core/protocol/messages/describe_configs.h"
 #include "core/protocol/messages/incremental_alter_configs.h"
 #include "tests/core/protocol/protocol_test_util.h"
@@ -395,6 +398,42 @@ TEST(AdminCodec, DescribeClusterBytesAndRoundTrips) {
   expect_body(response, 0, "00000000 0000 00 | 0263 00000001 | 02 00000001 0268 00002384 00 00 | 80000000 | 00");
   expect_body(response, 1, "00000000 0000 00 01 | 0263 00000001 | 02 00000001 0268 00002384 00 00 | 80000000 | 00");
   EXPECT_EQ(round_trip(response, 1).brokers[0].port, 9092);
+}
+
+// --- DescribeQuorum ---
+
+// Hand-built from Kafka 3.9's DescribeQuorumRequest.json / DescribeQuorumResponse.json: flexible from v0 (compact
+// arrays and strings, a tagged-field block per struct); v1 adds a replica's two timestamps.
+TEST(AdminCodec, DescribeQuorumBytesAndRoundTrips) {
+  const char* kName = "13 5f5f636c75737465725f6d65746164617461";  // "__cluster_metadata", length + 1
+  DescribeQuorumRequest request;
+  request.topics.push_back({kClusterMetadataTopic, {{0}}});
+  const std::string request_body = fmt::format("02 | {} | 02 00000000 00 | 00 | 00", kName);
+  expect_body(request, 0, request_body.c_str());
+  expect_body(request, 1, request_body.c_str());
+
+  DescribeQuorumResponse response;
+  DescribeQuorumResponse::Partition partition{.partition_index = 0, .error_code = 0, .leader_id = 1,
+                                              .leader_epoch = 5, .high_watermark = 7};
+  partition.current_voters.push_back({.replica_id = 1, .log_end_offset = 8, .last_fetch_timestamp = 10,
+                                      .last_caught_up_timestamp = 11});
+  response.topics.push_back({kClusterMetadataTopic, {partition}});
+  const std::string v0 = fmt::format(
+      "0000 | 02 {} | 02 00000000 0000 00000001 00000005 0000000000000007"
+      " | 02 00000001 0000000000000008 00 | 01 | 00 | 00 | 00",
+      kName);
+  expect_body(response, 0, v0.c_str());
+  const std::string v1 = fmt::format(
+      "0000 | 02 {} | 02 00000000 0000 00000001 00000005 0000000000000007"
+      " | 02 00000001 0000000000000008 000000000000000a 000000000000000b 00 | 01 | 00 | 00 | 00",
+      kName);
+  expect_body(response, 1, v1.c_str());
+  const DescribeQuorumResponse back = round_trip(response, 1);
+  ASSERT_EQ(back.topics.size(), 1u);
+  ASSERT_EQ(back.topics[0].partitions.size(), 1u);
+  EXPECT_EQ(back.topics[0].partitions[0].current_voters[0].last_caught_up_timestamp, 11);
+  EXPECT_EQ(round_trip(response, 0).topics[0].partitions[0].current_voters[0].last_fetch_timestamp, -1)
+      << "v0 carries no timestamps: the default, -1, as Kafka's";
 }
 
 // --- CreatePartitions ---

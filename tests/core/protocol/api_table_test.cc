@@ -9,7 +9,8 @@ namespace sluice::protocol {
 namespace {
 
 TEST(ApiTable, ServesTheRecommendedTable) {
-  EXPECT_EQ(all_apis().size(), 26u);  // the 23 of §2, DeleteGroups, OffsetDelete and CreatePartitions
+  // The 23 of §2, DeleteGroups, OffsetDelete, CreatePartitions and DescribeQuorum.
+  EXPECT_EQ(all_apis().size(), 27u);
   std::set<std::string_view> names;
   for (const ApiInfo& api : all_apis()) {
     EXPECT_LE(api.min_version, api.max_version) << api.name;
@@ -29,6 +30,10 @@ TEST(ApiTable, ServesTheRecommendedTable) {
   EXPECT_EQ(api_info(ApiKey::kDeleteGroups).max_version, 2);
   EXPECT_EQ(api_info(ApiKey::kOffsetDelete).max_version, 0);
   EXPECT_EQ(api_name(ApiKey::kOffsetForLeaderEpoch), "OffsetForLeaderEpoch");
+  // Kafka 3.9 serves v0-2; v2 (KIP-853: directory ids, endpoints) is not served here.
+  EXPECT_EQ(api_info(ApiKey::kDescribeQuorum).min_version, 0);
+  EXPECT_EQ(api_info(ApiKey::kDescribeQuorum).max_version, 1);
+  EXPECT_TRUE(is_flexible(ApiKey::kDescribeQuorum, 0));
 }
 
 TEST(ApiTable, FlexibleVersionsFromKafka39) {
