@@ -66,10 +66,12 @@ class FetchRound {
   // Reads every partition in request order and returns the response.
   FetchResponse run() {
     FetchResponse response;
+    response.responses.reserve(request_.topics.size());
     for (const FetchRequest::Topic& topic : request_.topics) {
       FetchResponse::Topic& out = response.responses.emplace_back();
       out.topic = topic.topic;
       out.topic_id = topic.topic_id;
+      out.partitions.reserve(topic.partitions.size());
       const std::optional<std::string> name = topic_name(topic);
       for (const FetchRequest::Partition& partition : topic.partitions) {
         out.partitions.push_back(name ? read_partition(*name, partition)
@@ -207,9 +209,17 @@ void FetchRound::account(FetchResponse::Partition& partition, const FetchRequest
   const ByteView records = partition.records.bytes();
   int64_t next_offset = request.fetch_offset;
   if (!records.empty()) {
-    size_t consumed = 0;
-    Result<std::vector<storage::BatchSpan>> spans = storage::split_batches(records, &consumed);
-    if (spans.ok() && !spans->empty()) next_offset = spans->back().header.last_offset() + 1;
+    // Past the last whole batch: a walk over the headers (split_batches would build a vector of every batch).
+    for (size_t at = 0; records.size() - at >= storage::kBatchHeaderBytes;) {
+      const Result<storage::BatchHeader> header = storage::parse_batch_header(records.subspan(at));
+      if (!header.ok()) {
+        next_offset = request.fetch_offset;  // as a failed split left it
+        break;
+      }
+      if (header->size_bytes() > records.size() - at) break;
+      next_offset = header->last_offset() + 1;
+      at += header->size_bytes();
+    }
     min_one_batch_ = false;
   }
   const auto size = static_cast<int64_t>(records.size());
