@@ -83,7 +83,9 @@ void Producer::State::enqueue(BatchPtr batch) {
     return;
   }
   lane->sender_running = true;
-  env.scheduler.spawn("producer " + lane->tp.to_string(), [self = shared_from_this(), lane] { self->run_lane(lane); });
+  // A sender starts for most batches (it ends when its lane empties): its name without a format parse.
+  std::string name = "producer " + lane->tp.topic + '-' + std::to_string(lane->tp.partition);
+  env.scheduler.spawn(std::move(name), [self = shared_from_this(), lane] { self->run_lane(lane); });
 }
 
 void Producer::State::settle(const BatchPtr& batch, Outcome outcome, int64_t base_offset, int64_t log_start_offset) {

@@ -246,7 +246,11 @@ Status Partition::wait_acknowledged(int64_t end_offset, Acks acks, Instant deadl
                                    tp_.to_string(), end_offset, in_sync, config_.min_insync_replicas));
   }
   SLUICE_ASSERT(end_offset <= log_->log_end_offset());
-  return log_->wait_for_durability(end_offset);
+  SLUICE_TRY(log_->wait_for_durability(end_offset));
+  // A `persisted` topic's high watermark moved with the sync round: long polls on it may answer now (Kafka
+  // completes delayed fetches when the high watermark moves).
+  if (config_.durability == storage::Durability::kPersisted) notify_appended();
+  return Status();
 }
 
 Result<const PartitionProducers*> Partition::producers() {

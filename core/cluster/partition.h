@@ -24,6 +24,7 @@
 #include "core/base/bytes.h"
 #include "core/base/mutations.h"
 #include "core/base/result.h"
+#include "core/cluster/append_watch.h"
 #include "core/cluster/leader_epoch.h"
 #include "core/cluster/producer_state.h"
 #include "core/env/env.h"
@@ -53,7 +54,7 @@ struct PartitionContext {
   Env env;
   int32_t node_id;
   storage::LogManager& logs;
-  WaitQueue& appended;                  // long polls wait here; every append notifies
+  AppendSignal& broker_wide;            // long polls watch it beside their partitions' signals: a stop notifies it
   DeferredAppends* deferred = nullptr;  // the ack-before-append mutation's queue; null unless it is planted
   Event* leadership_changed = nullptr;  // set whenever a replicated partition's role, term or leader changes
   MutationSet mutations;                // planted bugs of replicated partitions (acks-all-before-quorum, ...)
@@ -125,6 +126,9 @@ class Partition : public std::enable_shared_from_this<Partition> {
   std::vector<int32_t> in_sync_replicas() const;
   // The raft group's callbacks (replicated only): role and term changes, commit index advances.
   raft::GroupHooks hooks();
+  // Long polls watch it (append_watch.h): notified by every append, high watermark move and leadership change,
+  // and when the partition is removed or replaced.
+  AppendSignal& appends() { return appends_; }
   // A request's CurrentLeaderEpoch: kNone when it matches (or is -1), else FENCED_ / UNKNOWN_LEADER_EPOCH.
   ErrorCode check_leader_epoch(int32_t current_leader_epoch) const {
     return check_current_leader_epoch(current_leader_epoch, leader_epoch_);
@@ -208,7 +212,7 @@ class Partition : public std::enable_shared_from_this<Partition> {
   Status check_not_removed() const;
   Result<PartitionRead> read_up_to_high_watermark(int64_t offset, size_t max_bytes, bool min_one_batch);
   void set_config(const storage::TopicConfig& config) { config_ = config; }
-  void notify_appended() { context_.appended.notify_all(); }
+  void notify_appended() { appends_.notify_all(); }
   // Asserts the offsets' order and that neither the log start nor the log end ever went back.
   void check_offsets() const;
 
@@ -222,6 +226,7 @@ class Partition : public std::enable_shared_from_this<Partition> {
   raft::Role role_ = raft::Role::kFollower;     // replicated only
   int32_t leader_id_ = -1;                      // replicated only
   ProducerState producer_state_;
+  AppendSignal appends_;
   // The largest log start and log end seen, for check_offsets.
   mutable int64_t seen_log_start_ = 0;
   mutable int64_t seen_log_end_ = 0;

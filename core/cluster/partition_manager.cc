@@ -9,10 +9,9 @@ namespace sluice::cluster {
 PartitionManager::PartitionManager(Env env, int32_t node_id, storage::LogManager& logs, const MutationSet& mutations)
     : env_(env),
       logs_(logs),
-      appended_(env.scheduler),
       leadership_changed_(env.scheduler),
       deferred_(mutations.has(Mutation::kAckBeforeAppend) ? std::make_unique<DeferredAppends>(env) : nullptr),
-      context_{env, node_id, logs, appended_, deferred_.get(), &leadership_changed_, mutations} {
+      context_{env, node_id, logs, broker_wide_, deferred_.get(), &leadership_changed_, mutations} {
   for (const storage::TopicPartition& tp : logs_.partitions()) partitions_.emplace(tp, make_partition(tp));
 }
 
@@ -82,7 +81,9 @@ Result<std::shared_ptr<Partition>> PartitionManager::replicate(const storage::To
   });
   host.add_group(group, membership, *storage, mode, partition->hooks());
   group_storage_[tp] = std::move(storage);
-  partitions_[tp] = partition;
+  std::shared_ptr<Partition>& slot = partitions_[tp];
+  if (slot != nullptr) slot->notify_appended();  // long polls on the replaced object read the new one
+  slot = partition;
   return partition;
 }
 
@@ -91,6 +92,8 @@ Status PartitionManager::remove(const storage::TopicPartition& tp) {
   std::optional<ReplicaGroup> group;
   if (it != partitions_.end()) {
     group = it->second->replica_group_;
+    // Long polls on it answer at once, as Kafka completes delayed fetches of a partition it stops.
+    it->second->notify_appended();
     partitions_.erase(it);  // gone for lookups first; holders see UNKNOWN_TOPIC_OR_PARTITION once the log closes
   }
   if (group.has_value()) {

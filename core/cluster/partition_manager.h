@@ -1,6 +1,6 @@
 // PartitionManager: the node's partitions (Kafka 3.9's ReplicaManager, as far as one node needs it). It wraps each
 // partition the log manager holds in a cluster::Partition, creates, removes and reconfigures partitions for the
-// topic table, and owns what the partitions share: the long polls' wait queue and the ack-before-append
+// topic table, and owns what the partitions share: the long polls' broker-wide signal and the ack-before-append
 // mutation's queue. Handlers look partitions up here and never reach the log manager for partition data.
 //
 // Fibers: every call from the node's fibers. find() never suspends; create, remove and alter_config suspend on
@@ -59,9 +59,10 @@ class PartitionManager {
   // The partition's new config, persisted and in force at once (settings, retention, the produce checks).
   Status alter_config(const storage::TopicPartition& tp, const storage::TopicConfig& config);
 
-  // Long polls wait here; every append notifies, and so does a stopping broker (their answer is due at once).
-  WaitQueue& appended() { return appended_; }
-  void notify_appended() { appended_.notify_all(); }
+  // Every long poll watches it beside its partitions' own signals (append_watch.h); a stopping broker notifies it
+  // (their answer is due at once), and so do callers that appended behind the partitions' backs (tests).
+  AppendSignal& broker_wide() { return broker_wide_; }
+  void notify_appended() { broker_wide_.notify_all(); }
   // Set (never reset here) whenever a replicated partition's role, term or leader changes: the broker's leader
   // reporter resets it and looks at every partition.
   Event& leadership_changed() { return leadership_changed_; }
@@ -71,7 +72,7 @@ class PartitionManager {
 
   Env env_;
   storage::LogManager& logs_;
-  WaitQueue appended_;
+  AppendSignal broker_wide_;
   Event leadership_changed_;
   std::unique_ptr<DeferredAppends> deferred_;  // only with the ack-before-append mutation
   PartitionContext context_;                   // refers to the members above

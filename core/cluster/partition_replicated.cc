@@ -193,7 +193,10 @@ Status Partition::wait_high_watermark(int64_t end_offset, int32_t leader_epoch, 
     SLUICE_TRY(check_not_removed());
     if (!is_leader() || leader_epoch_ != leader_epoch) return not_leader();
     if (log_->high_watermark() >= end_offset) return Status();
-    if (!context_.appended.wait_until(deadline)) break;
+    AppendWatch watch(context_.env.scheduler, 2);  // the high watermark or leadership moved, or the broker stops
+    watch.watch(appends_);
+    watch.watch(context_.broker_wide);
+    if (!watch.wait_until(deadline)) break;
   }
   return kafka_error(ErrorCode::kRequestTimedOut,
                      fmt::format("{}: offsets below {} were not replicated to a quorum in time", tp_.to_string(),

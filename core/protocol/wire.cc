@@ -16,16 +16,6 @@ namespace {
 
 constexpr std::string_view kBase64Url = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-// Messages are encoded into fresh buffers, field by field: growing from 256 bytes, then doubling, skips the
-// 1, 2, 4, ... reallocations (and copies) a vector makes on its own.
-[[gnu::noinline]] void grow(Bytes* out, size_t bytes) {
-  out->reserve(std::max({out->size() + bytes, 2 * out->capacity(), size_t{256}}));
-}
-
-inline void ensure_room(Bytes* out, size_t bytes) {
-  if (out->capacity() - out->size() < bytes) grow(out, bytes);
-}
-
 int base64_value(char c) {
   const size_t at = kBase64Url.find(c);
   return at == std::string_view::npos ? -1 : static_cast<int>(at);
@@ -90,32 +80,12 @@ void Reader::fail(std::string_view field, std::string_view what) {
   if (ok()) fail(malformed(fmt::format("field '{}' at offset {}: {}", field, pos_, what)));
 }
 
-ByteView Reader::take(std::string_view field, size_t n) {
-  if (!ok()) return {};
-  if (n > in_.size() - pos_) {
-    fail(field, fmt::format("truncated: needs {} bytes, {} left", n, in_.size() - pos_));
-    return {};
-  }
-  ByteView out = in_.subspan(pos_, n);
-  pos_ += n;
-  return out;
+// take()'s slow path: the reader already failed, or fewer than `n` bytes are left.
+ByteView Reader::take_failed(std::string_view field, size_t n) {
+  if (ok()) fail(field, fmt::format("truncated: needs {} bytes, {} left", n, in_.size() - pos_));
+  return {};
 }
 
-template <typename T>
-T Reader::read_fixed(std::string_view field) {
-  using U = std::make_unsigned_t<T>;
-  ByteView b = take(field, sizeof(T));
-  if (b.empty()) return T{};
-  return static_cast<T>(load_be<U>(b.data()));
-}
-
-int8_t Reader::read_int8(std::string_view field) { return read_fixed<int8_t>(field); }
-int16_t Reader::read_int16(std::string_view field) { return read_fixed<int16_t>(field); }
-int32_t Reader::read_int32(std::string_view field) { return read_fixed<int32_t>(field); }
-int64_t Reader::read_int64(std::string_view field) { return read_fixed<int64_t>(field); }
-uint16_t Reader::read_uint16(std::string_view field) { return read_fixed<uint16_t>(field); }
-uint32_t Reader::read_uint32(std::string_view field) { return read_fixed<uint32_t>(field); }
-bool Reader::read_bool(std::string_view field) { return read_fixed<int8_t>(field) != 0; }
 double Reader::read_float64(std::string_view field) { return std::bit_cast<double>(read_fixed<uint64_t>(field)); }
 
 Uuid Reader::read_uuid(std::string_view field) {
@@ -140,7 +110,7 @@ Uuid Reader::read_uuid(std::string_view field) {
   }
 SLUICE_READ_VARIANT(read_varint, int32_t, ::sluice::read_varint)
 SLUICE_READ_VARIANT(read_varlong, int64_t, ::sluice::read_varlong)
-SLUICE_READ_VARIANT(read_uvarint, uint32_t, ::sluice::read_unsigned_varint)
+SLUICE_READ_VARIANT(read_long_uvarint, uint32_t, ::sluice::read_unsigned_varint)
 #undef SLUICE_READ_VARIANT
 
 int64_t Reader::read_length(std::string_view field, bool compact, bool wide, size_t max) {
@@ -183,8 +153,6 @@ int32_t Reader::read_array_length(std::string_view field, bool compact) {
   return static_cast<int32_t>(read_length(field, compact, true, std::numeric_limits<int32_t>::max()));
 }
 
-ByteView Reader::read_raw(std::string_view field, size_t n) { return take(field, n); }
-
 std::vector<TaggedField> Reader::read_tagged_fields(std::string_view where) {
   std::vector<TaggedField> fields;
   const uint32_t count = read_uvarint(where);
@@ -206,36 +174,25 @@ void Writer::fail(Status status) {
   if (ok()) status_ = std::move(status);
 }
 
-template <typename T>
-void Writer::put_fixed(T v) {
-  if (!ok()) return;
-  ensure_room(out_, sizeof(T));
-  uint8_t bytes[sizeof(T)];
-  store_be<T>(bytes, v);
-  for (const uint8_t byte : bytes) out_->push_back(byte);  // inlined; resize() and insert() are calls
+void Writer::grow(size_t bytes) {
+  out_->reserve(std::max({out_->size() + bytes, 2 * out_->capacity(), size_t{256}}));
 }
 
-void Writer::put_int8(int8_t v) { put_fixed(v); }
-void Writer::put_int16(int16_t v) { put_fixed(v); }
-void Writer::put_int32(int32_t v) { put_fixed(v); }
-void Writer::put_int64(int64_t v) { put_fixed(v); }
-void Writer::put_uint16(uint16_t v) { put_fixed(v); }
-void Writer::put_uint32(uint32_t v) { put_fixed(v); }
 void Writer::put_float64(double v) { put_fixed(std::bit_cast<uint64_t>(v)); }
 
 void Writer::put_varint(int32_t v) {
   if (!ok()) return;
-  ensure_room(out_, kMaxVarintBytes);
+  if (out_->capacity() - out_->size() < kMaxVarintBytes) grow(kMaxVarintBytes);
   ::sluice::put_varint(out_, v);
 }
 void Writer::put_varlong(int64_t v) {
   if (!ok()) return;
-  ensure_room(out_, kMaxVarlongBytes);
+  if (out_->capacity() - out_->size() < kMaxVarlongBytes) grow(kMaxVarlongBytes);
   ::sluice::put_varlong(out_, v);
 }
-void Writer::put_uvarint(uint32_t v) {
+void Writer::put_long_uvarint(uint32_t v) {
   if (!ok()) return;
-  ensure_room(out_, kMaxVarintBytes);
+  if (out_->capacity() - out_->size() < kMaxVarintBytes) grow(kMaxVarintBytes);
   put_unsigned_varint(out_, v);
 }
 
@@ -243,7 +200,7 @@ void Writer::put_uuid(const Uuid& v) { put_raw(v.bytes); }
 
 void Writer::put_raw(ByteView v) {
   if (!ok()) return;
-  ensure_room(out_, v.size());
+  if (out_->capacity() - out_->size() < v.size()) grow(v.size());
   out_->insert(out_->end(), v.begin(), v.end());
 }
 

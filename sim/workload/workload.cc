@@ -1,8 +1,7 @@
 #include "sim/workload/workload.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
+#include <string>
 
 #include "core/base/assert.h"
 #include "sim/workload/workload_internal.h"
@@ -21,16 +20,22 @@ std::string_view workload_kind_name(WorkloadSpec::Kind kind) {
 }
 
 Bytes make_value(const std::string& process, uint64_t n, int bytes, Random& random) {
-  std::string text = fmt::format("{}#{}|", process, n);
+  // Every produced record makes one: built in place (no format parse, no push_back per byte), byte for byte what
+  // the traces of earlier builds hold.
+  std::string text = process;
+  text += '#';
+  text += std::to_string(n);
+  text += '|';
   static constexpr char kFiller[] = "abcdefghijklmnopqrstuvwxyz0123456789";
   constexpr uint64_t kBase = sizeof(kFiller) - 1;
   constexpr int kDigitsPerDraw = 12;  // 36^12 < 2^64: twelve filler characters from one draw, not one each
-  Bytes value(text.begin(), text.end());
-  value.reserve(std::max(value.size(), static_cast<size_t>(bytes)));
-  while (value.size() < static_cast<size_t>(bytes)) {
+  Bytes value(std::max(text.size(), static_cast<size_t>(std::max(bytes, 0))));
+  std::copy(text.begin(), text.end(), value.begin());
+  size_t at = text.size();
+  while (at < value.size()) {
     uint64_t draw = random.next_u64();
-    for (int i = 0; i < kDigitsPerDraw && value.size() < static_cast<size_t>(bytes); ++i) {
-      value.push_back(static_cast<uint8_t>(kFiller[draw % kBase]));
+    for (int i = 0; i < kDigitsPerDraw && at < value.size(); ++i) {
+      value[at++] = static_cast<uint8_t>(kFiller[draw % kBase]);
       draw /= kBase;
     }
   }

@@ -154,6 +154,8 @@ class SimNetwork {
   void close_listener(simnet::ListenerState& listener);
   Result<size_t> stream_read(const ConnectionPtr& conn, int side, MutableByteView out);
   Status stream_write(const ConnectionPtr& conn, int side, ByteView data);
+  // The same with bytes the caller gives up: a write that fits the window becomes its chunk without a copy.
+  Status stream_write_owned(const ConnectionPtr& conn, int side, Bytes data);
   void stream_close(const ConnectionPtr& conn, int side);
   size_t window_room(simnet::Connection& conn, int side) const;
   uint16_t allocate_port(simnet::SimEndpoint& endpoint, bool for_listener);

@@ -34,6 +34,10 @@ class SimStream final : public Stream {
 
   Result<size_t> read_some(MutableByteView out) override { return network_.stream_read(conn_, side_, out); }
   Status write_all(ByteView data) override { return network_.stream_write(conn_, side_, data); }
+  // Every request and response is a gathered write (header, body): concatenated once, it is the chunk itself.
+  Status write_all_gathered(std::span<const ByteView> parts) override {
+    return network_.stream_write_owned(conn_, side_, concat(parts));
+  }
   void close() override { network_.stream_close(conn_, side_); }
   Address peer() const override { return conn_->side(1 - side_).local; }
   Address local() const override { return conn_->side(side_).local; }
@@ -240,6 +244,10 @@ Result<size_t> SimNetwork::stream_read(const ConnectionPtr& conn, int index, Mut
 }
 
 Status SimNetwork::stream_write(const ConnectionPtr& conn, int index, ByteView data) {
+  return stream_write_owned(conn, index, Bytes(data.begin(), data.end()));
+}
+
+Status SimNetwork::stream_write_owned(const ConnectionPtr& conn, int index, Bytes data) {
   Side& side = conn->side(index);
   size_t done = 0;
   for (;;) {
@@ -256,7 +264,12 @@ Status SimNetwork::stream_write(const ConnectionPtr& conn, int index, ByteView d
       continue;
     }
     const size_t n = std::min(room, data.size() - done);
-    send(conn, index, simnet::ChunkKind::kData, Bytes(data.begin() + done, data.begin() + done + n));
+    if (done == 0 && n == data.size()) {
+      send(conn, index, simnet::ChunkKind::kData, std::move(data));  // the whole write fits: no copy
+      return Status();
+    }
+    const auto from = data.begin() + static_cast<std::ptrdiff_t>(done);
+    send(conn, index, simnet::ChunkKind::kData, Bytes(from, from + static_cast<std::ptrdiff_t>(n)));
     done += n;
   }
 }

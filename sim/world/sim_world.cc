@@ -107,8 +107,9 @@ const SimWorld::HeapEntry* SimWorld::next_event() {
 }
 
 void SimWorld::attach(NodeId node, Scheduler& scheduler) {
-  auto [it, inserted] = schedulers_.emplace(node, &scheduler);
-  SLUICE_ASSERT_MSG(inserted, "node attached twice");
+  const auto at = std::ranges::lower_bound(schedulers_, node, {}, &std::pair<NodeId, Scheduler*>::first);
+  SLUICE_ASSERT_MSG(at == schedulers_.end() || at->first != node, "node attached twice");
+  schedulers_.insert(at, {node, &scheduler});
   scheduler.set_resume_observer([this, node](uint64_t fiber_id) {
     ++fiber_steps_;
     trace((static_cast<uint64_t>(node) << 48) ^ fiber_id);
@@ -116,8 +117,8 @@ void SimWorld::attach(NodeId node, Scheduler& scheduler) {
 }
 
 void SimWorld::detach(NodeId node) {
-  auto found = schedulers_.find(node);
-  SLUICE_ASSERT(found != schedulers_.end());
+  const auto found = std::ranges::lower_bound(schedulers_, node, {}, &std::pair<NodeId, Scheduler*>::first);
+  SLUICE_ASSERT(found != schedulers_.end() && found->first == node);
   found->second->set_resume_observer(nullptr);
   schedulers_.erase(found);
 }

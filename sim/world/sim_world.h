@@ -6,9 +6,9 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/base/assert.h"
@@ -122,7 +122,8 @@ class SimWorld {
   Random schedule_rng_;
   Random fault_rng_;
   Random network_rng_;
-  std::map<NodeId, Scheduler*> schedulers_;
+  // Sorted by node: run_ready_fiber walks it on every step, which a vector does without a tree walk.
+  std::vector<std::pair<NodeId, Scheduler*>> schedulers_;
   std::vector<Scheduler*> ready_scratch_;
   uint64_t trace_hash_;
   EventObserver event_observer_;

@@ -4,7 +4,8 @@
 // watermark, also the last stable offset (no transactions), so read_committed sees the same data. Size limits
 // follow KIP-74: until one partition has returned data, a first batch larger than the limits is returned whole;
 // after that only whole batches within both the partition's and the request's remaining bytes. Long poll: while
-// fewer than min_bytes are available, the request waits on the partitions' append notifications until max_wait_ms.
+// fewer than min_bytes are available, the request waits until max_wait_ms for an append to (or a high watermark or
+// leadership move of) one of the partitions it read, as Kafka's DelayedFetch purgatory is keyed by partition.
 //
 // Version quirks, as KafkaApis.handleFetchRequest has them: v13+ names topics by id (an id no topic has is
 // UNKNOWN_TOPIC_ID, and the response names topics by id too); v16+ answers a fenced leader epoch with the current
@@ -18,7 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "core/cluster/append_watch.h"
 #include "core/cluster/partition.h"
+#include "core/cluster/partition_manager.h"
 #include "core/kafka/broker.h"
 #include "core/kafka/handlers/handlers.h"
 #include "core/protocol/error_codes.h"
@@ -63,10 +66,12 @@ class FetchRound {
   // Reads every partition in request order and returns the response.
   FetchResponse run() {
     FetchResponse response;
+    response.responses.reserve(request_.topics.size());
     for (const FetchRequest::Topic& topic : request_.topics) {
       FetchResponse::Topic& out = response.responses.emplace_back();
       out.topic = topic.topic;
       out.topic_id = topic.topic_id;
+      out.partitions.reserve(topic.partitions.size());
       const std::optional<std::string> name = topic_name(topic);
       for (const FetchRequest::Partition& partition : topic.partitions) {
         out.partitions.push_back(name ? read_partition(*name, partition)
@@ -90,6 +95,14 @@ class FetchRound {
   bool stale() const {
     return std::any_of(seen_.begin(), seen_.end(),
                        [](const Seen& s) { return s.partition->high_watermark() != s.high_watermark; });
+  }
+  // Parks until a partition this round read notifies, or the broker stops (true), or `deadline` (false). The round
+  // keeps those partitions alive while the watch is linked to them.
+  bool wait_for_appends(Instant deadline) const {
+    cluster::AppendWatch watch(ctx_.env.scheduler, seen_.size() + 1);
+    watch.watch(ctx_.broker.partitions().broker_wide());
+    for (const Seen& s : seen_) watch.watch(s.partition->appends());
+    return watch.wait_until(deadline);
   }
 
  private:
@@ -196,9 +209,17 @@ void FetchRound::account(FetchResponse::Partition& partition, const FetchRequest
   const ByteView records = partition.records.bytes();
   int64_t next_offset = request.fetch_offset;
   if (!records.empty()) {
-    size_t consumed = 0;
-    Result<std::vector<storage::BatchSpan>> spans = storage::split_batches(records, &consumed);
-    if (spans.ok() && !spans->empty()) next_offset = spans->back().header.last_offset() + 1;
+    // Past the last whole batch: a walk over the headers (split_batches would build a vector of every batch).
+    for (size_t at = 0; records.size() - at >= storage::kBatchHeaderBytes;) {
+      const Result<storage::BatchHeader> header = storage::parse_batch_header(records.subspan(at));
+      if (!header.ok()) {
+        next_offset = request.fetch_offset;  // as a failed split left it
+        break;
+      }
+      if (header->size_bytes() > records.size() - at) break;
+      next_offset = header->last_offset() + 1;
+      at += header->size_bytes();
+    }
     min_one_batch_ = false;
   }
   const auto size = static_cast<int64_t>(records.size());
@@ -221,7 +242,7 @@ Result<FetchResponse> fetch(RequestContext& ctx, const FetchRequest& request) {
     if (expired || round.satisfied() || ctx.broker.stopping() || ctx.env.clock.now() >= deadline) return response;
     if (round.stale()) continue;
     // Kafka's delayed fetch reads once more when it expires; so does this one.
-    expired = !ctx.broker.partitions().appended().wait_until(deadline);
+    expired = !round.wait_for_appends(deadline);
   }
 }
 

@@ -285,12 +285,43 @@ TEST(Partition, AppendsWakeLongPolls) {
     std::shared_ptr<Partition> partition = rig.create();
     bool woken = false;
     FiberRef poll = env.scheduler.spawn("poll", [&] {
-      woken = rig.partitions->appended().wait_until(env.clock.now() + std::chrono::seconds(10));
+      AppendWatch watch(env.scheduler, 1);
+      watch.watch(partition->appends());
+      woken = watch.wait_until(env.clock.now() + std::chrono::seconds(10));
     });
     env.scheduler.sleep_for(std::chrono::milliseconds(1));
     ASSERT_TRUE(append(*partition, batch_of(1, rig.now_ms()), Acks::kLeader).ok());
     env.scheduler.join(poll);
     EXPECT_TRUE(woken);
+  }));
+}
+
+// Kafka's DelayedFetch purgatory is keyed by partition: an append elsewhere leaves a long poll parked, a stopping
+// broker (the manager's broker-wide signal) wakes it.
+TEST(Partition, LongPollsWakeOnlyForTheirOwnPartitions) {
+  OneNode world;
+  ASSERT_TRUE(world.run([](Env env) {
+    Rig rig(env);
+    std::shared_ptr<Partition> watched = rig.create();
+    std::shared_ptr<Partition> other = rig.create({}, TopicPartition{"other", 0});
+    bool woken = false;
+    Instant woken_at;
+    FiberRef poll = env.scheduler.spawn("poll", [&] {
+      AppendWatch watch(env.scheduler, 2);
+      watch.watch(rig.partitions->broker_wide());
+      watch.watch(watched->appends());
+      woken = watch.wait_until(env.clock.now() + std::chrono::seconds(10));
+      woken_at = env.clock.now();
+    });
+    env.scheduler.sleep_for(std::chrono::milliseconds(1));
+    ASSERT_TRUE(append(*other, batch_of(1, rig.now_ms()), Acks::kLeader).ok());
+    env.scheduler.sleep_for(std::chrono::milliseconds(5));
+    EXPECT_FALSE(poll.done()) << "woken by another partition's append";
+    const Instant notified = env.clock.now();
+    rig.partitions->notify_appended();
+    env.scheduler.join(poll);
+    EXPECT_TRUE(woken);
+    EXPECT_EQ(woken_at, notified);
   }));
 }
 
