@@ -49,24 +49,35 @@ void GroupMember::State::note_group_error(int16_t error, int32_t sent_generation
 Status GroupMember::commit(const std::map<TopicPartitionId, int64_t>& offsets) {
   const std::shared_ptr<State> state = state_;
   detail::ClientCore& core = *state->core;
-  // Committing the same offsets twice is committing them once: safe to repeat after a lost answer.
-  return core.retry([&]() -> Status {
+  // Committing the same offsets twice is committing them once: safe to repeat after a lost answer. But an attempt
+  // whose fate is unknown (no answer, or an answer Kafka's coordinator gives when its append's fate is unknown) may
+  // have been written, so a later attempt's refusal does not settle the commit: it ends unknown, not failed.
+  bool may_have_landed = false;
+  const Status result = core.retry([&]() -> Status {
     if (state->coordinator < 0) SLUICE_TRY(state->find_coordinator());
     const MemberIdentity member = state->identity();
     Result<protocol::OffsetCommitResponse> answer = core.call<protocol::OffsetCommitResponse>(
         state->coordinator, [&](int16_t) { return offset_commit_request(member, offsets); },
         core.config().request_timeout);
     if (!answer.ok()) {
+      if (outcome_unknown(answer.status())) may_have_landed = true;
       state->forget_coordinator_after(answer.status());
       return answer.status();
     }
     const int16_t error = offset_commit_error(*answer);
     if (error == 0) return Status();
+    if (error == errc::kNotCoordinator || error == errc::kCoordinatorNotAvailable || error == errc::kRequestTimedOut) {
+      may_have_landed = true;
+    }
     state->note_group_error(error, member.generation);
     const Status refused = broker_error(error, "OffsetCommit " + member.group_id);
     state->forget_coordinator_after(refused);
     return refused;
   });
+  if (result.ok() || !may_have_landed || outcome_unknown(result)) return result;
+  return Status(Code::kTimedOut, fmt::format("OffsetCommit {}: outcome unknown (an earlier attempt may have been "
+                                             "written); the last attempt: {}",
+                                             state->config.group_id, result.to_string()));
 }
 
 Result<std::map<TopicPartitionId, int64_t>> GroupMember::committed(const std::vector<TopicPartitionId>& partitions) {
