@@ -75,15 +75,25 @@ class FiberStackPool {
   FiberStackPool(const FiberStackPool&) = delete;
   FiberStackPool& operator=(const FiberStackPool&) = delete;
   ~FiberStackPool() {
-    for (ctx::stack_context& sc : free_) allocator_.deallocate(sc);
+    for (ctx::stack_context& sc : free_) {
+#if defined(SLUICE_ASAN)
+      ASAN_UNPOISON_MEMORY_REGION(static_cast<char*>(sc.sp) - sc.size, sc.size);
+#endif
+      allocator_.deallocate(sc);
+    }
   }
 
   ctx::stack_context take() {
-    if (free_.empty()) return allocator_.allocate();
-    ctx::stack_context sc = free_.back();
-    free_.pop_back();
+    ctx::stack_context sc;
+    if (free_.empty()) {
+      sc = allocator_.allocate();
+    } else {
+      sc = free_.back();
+      free_.pop_back();
+    }
 #if defined(SLUICE_ASAN)
-    // The last fiber's frames may have left poisoned redzones behind (its entry frame never returns).
+    // The last fiber's frames may have left poisoned redzones behind (its entry frame never returns), on a pooled
+    // stack or on a fresh mapping at an address an unmapped stack had: munmap does not clear ASan's shadow.
     ASAN_UNPOISON_MEMORY_REGION(static_cast<char*>(sc.sp) - sc.size, sc.size);
 #endif
     return sc;
@@ -93,6 +103,9 @@ class FiberStackPool {
     if (free_.size() < kMaxPooled) {
       free_.push_back(sc);
     } else {
+#if defined(SLUICE_ASAN)
+      ASAN_UNPOISON_MEMORY_REGION(static_cast<char*>(sc.sp) - sc.size, sc.size);  // the shadow outlives the mapping
+#endif
       allocator_.deallocate(sc);
     }
   }
