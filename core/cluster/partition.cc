@@ -234,16 +234,7 @@ Result<Appended> Partition::append_idempotent(ByteView batch, const storage::Bat
 Status Partition::wait_acknowledged(int64_t end_offset, Acks acks, Instant deadline, int32_t leader_epoch) {
   if (replicated()) {
     if (acks != Acks::kAll) return Status();
-    SLUICE_TRY(wait_replicated(end_offset, leader_epoch, deadline));
-    // Kafka's checkEnoughReplicasReachOffset: committed, but the ISR shrank below min.insync.replicas while the
-    // records waited (a follower fell silent or behind after the check before the append). The records stay, so a
-    // retry that is not idempotent duplicates them, as with Kafka.
-    const size_t in_sync = in_sync_replicas().size();
-    if (config_.min_insync_replicas <= static_cast<int64_t>(in_sync)) return Status();
-    return kafka_error(ErrorCode::kNotEnoughReplicasAfterAppend,
-                       fmt::format("partition {}: offsets below {} are committed, but {} replica(s) are in sync and "
-                                   "min.insync.replicas is {}",
-                                   tp_.to_string(), end_offset, in_sync, config_.min_insync_replicas));
+    return wait_replicated(end_offset, leader_epoch, deadline);
   }
   SLUICE_ASSERT(end_offset <= log_->log_end_offset());
   SLUICE_TRY(log_->wait_for_durability(end_offset));

@@ -315,21 +315,6 @@ TEST(ReplicatedPartition, AcksAllIsRefusedBelowMinInsyncReplicasBeforeAppending)
   EXPECT_TRUE(w.produce(leader, 1, Acks::kLeader).ok()) << "acks=1 is not checked";
 }
 
-// Kafka's DelayedProduce: the records committed while the ISR shrank below min.insync.replicas (a follower cut off
-// after the check before the append, so it never got them) are answered NOT_ENOUGH_REPLICAS_AFTER_APPEND, and stay.
-TEST(ReplicatedPartition, AcksAllCommittedWhileTheIsrShrankIsAnsweredNotEnoughReplicasAfterAppend) {
-  ReplicaWorld w(std::map<std::string, std::string>{{"min.insync.replicas", "3"}});
-  const int32_t leader = w.elect();
-  ASSERT_TRUE(w.run_until([&] { return w.partition(leader)->in_sync_replicas().size() == 3; }, 10s));
-  ASSERT_TRUE(w.produce(leader, 1, Acks::kAll).ok()) << "all three in sync";
-  const int32_t follower = leader == 1 ? 2 : 1;
-  w.cut(leader, follower);  // still heard from recently, and holding the committed prefix: in sync until the append
-  const int64_t end = w.partition(leader)->log_end_offset();
-  EXPECT_EQ(error_of(w.produce(leader, 2, Acks::kAll)), ErrorCode::kNotEnoughReplicasAfterAppend);
-  EXPECT_EQ(w.partition(leader)->high_watermark(), end + 2) << "committed by the other follower, and kept";
-  EXPECT_EQ(error_of(w.produce(leader, 1, Acks::kAll)), ErrorCode::kNotEnoughReplicas) << "now refused before";
-}
-
 TEST(ReplicatedPartition, AnIdempotentRetryOnANewLeaderIsAnsweredWithTheOriginalOffsets) {
   ReplicaWorld w;
   const int32_t first = w.elect();
