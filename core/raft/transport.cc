@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <set>
 
 #include "core/base/assert.h"
 #include "core/env/sync.h"
@@ -65,6 +67,9 @@ struct RaftTransport::State {
   std::map<NodeId, Peer> peers;
   std::unique_ptr<Listener> listener;
   std::vector<FiberRef> fibers;
+  // Accepted streams whose handshake is still being read: stop() closes them, or a dialer that fell silent before
+  // its handshake (it crashed, or its bytes are held) would hold the stop forever.
+  std::set<Stream*> handshaking;
   TransportStats stats;
   Event stop;
   bool started = false;
@@ -167,7 +172,19 @@ struct RaftTransport::State {
   // The higher-id side: reads the dialer's handshake, then serves the connection.
   void accept_one(std::unique_ptr<Stream> stream) {
     Bytes body;
-    Result<Frame> frame = read_frame(*stream, body);
+    if (stopped) return stream->close();
+    std::optional<Result<Frame>> read;
+    {
+      // Forgotten however the read ends: a killed node unwinds this fiber from inside it.
+      struct Handshaking {
+        std::set<Stream*>& set;
+        Stream* stream;
+        ~Handshaking() { set.erase(stream); }
+      } registered{handshaking, stream.get()};
+      handshaking.insert(stream.get());
+      read.emplace(read_frame(*stream, body));
+    }
+    const Result<Frame>& frame = *read;
     const bool known = frame.ok() && frame->kind == FrameKind::kHandshake && peers.contains(frame->handshake_from) &&
                        frame->handshake_from < self;
     if (!known) {
@@ -268,6 +285,7 @@ void RaftTransport::stop() {
   s.stopped = true;
   s.stop.set();
   if (s.listener) s.listener->close();
+  for (Stream* stream : s.handshaking) stream->close();
   for (auto& [id, peer] : s.peers) {
     if (peer.connection) s.break_connection(peer, peer.connection);
   }

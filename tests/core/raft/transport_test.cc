@@ -195,5 +195,40 @@ TEST(RaftTransport, AHandshakeFromAnUnknownOrHigherNodeIsRefused) {
   EXPECT_TRUE(w.transport(1).connected(2));
 }
 
+
+// cluster_min_insync seed 100: a dialer that fell silent before its handshake (it crashed, or its bytes were held)
+// kept the accepting node's handshake reader waiting, and the node's graceful stop, which joins every transport
+// fiber, never ended. stop() closes the streams whose handshake is still being read.
+TEST(RaftTransport, AStopEndsWhileADialerIsSilentBeforeItsHandshake) {
+  SimCluster cluster(11, LogLevel::kOff);
+  SimNode& node = cluster.add_node("n2");
+  SimNode& silent = cluster.add_node("n1");
+  bool connected = false;
+  bool stopped = false;
+  node.boot([&](Env env) {
+    {
+      RaftTransport transport(env, 2, Address{"n2", kPort}, {{1, Address{"n1", kPort}}},
+                              [](NodeId, std::vector<Envelope>&) {});
+      ASSERT_TRUE(transport.start().ok());
+      while (!connected) env.scheduler.sleep_for(10ms);
+      env.scheduler.sleep_for(100ms);  // the handshake reader is waiting now
+      transport.stop();
+    }  // the destructor joins every fiber of the transport
+    stopped = true;
+    Event forever(env.scheduler);
+    forever.wait();
+  });
+  silent.boot([&](Env env) {
+    auto stream = env.net.connect(Address{"n2", kPort});
+    ASSERT_TRUE(stream.ok());
+    connected = true;
+    Event forever(env.scheduler);
+    forever.wait();  // holds the connection open and never writes
+  });
+  ASSERT_TRUE(cluster.world().run_until([&] { return stopped; }, cluster.world().now() + 10s));
+  node.crash();
+  silent.crash();
+}
+
 }  // namespace
 }  // namespace sluice::raft
