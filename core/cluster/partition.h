@@ -154,7 +154,8 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // produce's timeout_ms from its arrival: a quorum wait gives up there with REQUEST_TIMED_OUT (Kafka's
   // DelayedProduce); a local sync is never abandoned, so one node does not use it.
   // A replicated partition: acks=all waits for the quorum's commit of the entry appended in `leader_epoch`
-  // (Appended::leader_epoch) and answers NOT_LEADER_OR_FOLLOWER when it can no longer say, REQUEST_TIMED_OUT at the
+  // (Appended::leader_epoch), then until min.insync.replicas replicas hold it (NOT_ENOUGH_REPLICAS_AFTER_APPEND when
+  // too few are left), and answers NOT_LEADER_OR_FOLLOWER when it can no longer say, REQUEST_TIMED_OUT at the
   // deadline; acks=0/1 do not wait.
   Status wait_acknowledged(int64_t end_offset, Acks acks, Instant deadline, int32_t leader_epoch = -1);
 
@@ -198,6 +199,8 @@ class Partition : public std::enable_shared_from_this<Partition> {
   Result<storage::AppendResult> append_replicated(ByteView batch, int32_t* leader_epoch);
   Status wait_replicated(int64_t end_offset, int32_t leader_epoch, Instant deadline);
   Status wait_high_watermark(int64_t end_offset, int32_t leader_epoch, Instant deadline);
+  // After the commit: until min.insync.replicas replicas hold the records (partition_replicated.cc).
+  Status wait_min_insync_copies(int64_t end_offset, int32_t leader_epoch, Instant deadline);
   // DeleteRecords on a replicated partition: returns `log_start` once every follower heard from recently reports a
   // log start at least as high (partition_replicated.cc).
   Result<int64_t> wait_followers_log_start(int64_t log_start, int32_t leader_epoch, Instant deadline);

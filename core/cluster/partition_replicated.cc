@@ -20,6 +20,10 @@ using namespace std::chrono_literals;
 constexpr Duration kAppendWaitMax = 30s;
 // How often a replicated DeleteRecords looks at the followers' log starts.
 constexpr Duration kDeleteRecordsPoll = 10ms;
+// How often an acks=all answer that needs more copies than the commit's looks at the followers' progress.
+constexpr Duration kInsyncCopiesPoll = 5ms;
+
+size_t majority_of(size_t voters) { return voters / 2 + 1; }
 
 }  // namespace
 
@@ -170,11 +174,14 @@ Status Partition::wait_replicated(int64_t end_offset, int32_t leader_epoch, Inst
   if (leader_epoch < 0) return not_leader();
   // Planted bug (KubeMQ's acks table): acks=all answered once the leader's own log has the records.
   if (context_.mutations.has(Mutation::kAcksAllBeforeQuorum)) return Status();
-  if (log_->epoch_at(end_offset - 1) != leader_epoch) return wait_high_watermark(end_offset, leader_epoch, deadline);
+  if (log_->epoch_at(end_offset - 1) != leader_epoch) {
+    SLUICE_TRY(wait_high_watermark(end_offset, leader_epoch, deadline));
+    return wait_min_insync_copies(end_offset, leader_epoch, deadline);
+  }
   const raft::Proposed committed = replica_group_->host->wait_committed(
       replica_group_->group, raft_index_for_end_offset(end_offset), static_cast<raft::Term>(leader_epoch), deadline);
   switch (committed.outcome) {
-    case raft::ProposeOutcome::kCommitted: return Status();
+    case raft::ProposeOutcome::kCommitted: return wait_min_insync_copies(end_offset, leader_epoch, deadline);
     case raft::ProposeOutcome::kNotLeader:
     case raft::ProposeOutcome::kLost:
     case raft::ProposeOutcome::kAppended: return not_leader();
@@ -201,6 +208,57 @@ Status Partition::wait_high_watermark(int64_t end_offset, int32_t leader_epoch, 
   return kafka_error(ErrorCode::kRequestTimedOut,
                      fmt::format("{}: offsets below {} were not replicated to a quorum in time", tp_.to_string(),
                                  end_offset));
+}
+
+// Kafka's acks=all answer holds min.insync.replicas copies: its high watermark waits for every in-sync replica, and
+// Partition.checkEnoughReplicasReachOffset answers NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below
+// min.insync.replicas meanwhile. A raft commit holds a majority's copies, so with min.insync.replicas above the
+// majority the answer also waits for enough followers to match the entry, and gives up with
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND once too few replicas are left to hold them: the records stay (a retry may write
+// them twice, as in Kafka). A follower is left when it has not answered within an election timeout, raft's own
+// liveness bound (recent_active is reset each election timeout, so it would flicker). Followers' answers wake
+// nothing here, so it polls.
+Status Partition::wait_min_insync_copies(int64_t end_offset, int32_t leader_epoch, Instant deadline) {
+  SLUICE_ASSERT(replicated());
+  const size_t needed = static_cast<size_t>(std::max<int64_t>(config_.min_insync_replicas, 1));
+  if (needed == 1) return Status();
+  const raft::Index last = raft_index_for_end_offset(end_offset);
+  const int64_t liveness_ticks = replica_group_->host->options().raft.election_ticks;
+  while (true) {
+    SLUICE_TRY(check_not_removed());
+    if (!is_leader() || leader_epoch_ != leader_epoch) return not_leader();
+    const std::optional<raft::GroupStatus> status = replica_group_->host->status(replica_group_->group);
+    if (!status.has_value()) return not_leader();
+    SLUICE_ASSERT(status->commit_index >= last);  // committed before this wait, in this leader's term
+    SLUICE_ASSERT(status->last_index >= last);
+    size_t voters = 1;  // this leader, which holds the records
+    size_t copies = 1;
+    size_t may_copy = 0;  // voters without them yet that answered lately
+    for (const raft::FollowerStatus& follower : status->followers) {
+      if (follower.learner) continue;
+      ++voters;
+      if (follower.match >= last) {
+        ++copies;
+      } else if (follower.ticks_since_answer >= 0 && follower.ticks_since_answer <= liveness_ticks) {
+        ++may_copy;
+      }
+    }
+    SLUICE_ASSERT(copies <= voters);
+    if (needed <= majority_of(voters) || copies >= needed) return Status();
+    if (copies + may_copy < needed) {
+      SLUICE_PROBE("partition.not_enough_replicas_after_append");
+      return kafka_error(ErrorCode::kNotEnoughReplicasAfterAppend,
+                         fmt::format("{}: offsets below {} were committed but are held by {} replica(s) of {} and "
+                                     "too few others are alive; min.insync.replicas is {}",
+                                     tp_.to_string(), end_offset, copies, voters, needed));
+    }
+    const Instant now = context_.env.clock.now();
+    if (now >= deadline) break;
+    context_.env.scheduler.sleep_until(std::min(deadline, now + kInsyncCopiesPoll));
+  }
+  return kafka_error(ErrorCode::kRequestTimedOut,
+                     fmt::format("{}: offsets below {} did not reach min.insync.replicas ({}) replicas in time",
+                                 tp_.to_string(), end_offset, needed));
 }
 
 // Kafka's DelayedDeleteRecords: complete once the low watermark (the smallest log start of the live replicas)

@@ -7,6 +7,10 @@
 // a record only acks=0/1 promised, and a committed one only after power losses (Analysis::quorum_power_loss_between).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+#include <vector>
+
 #include "sim/checkers/analysis.h"
 
 namespace sluice::sim {
@@ -77,9 +81,27 @@ void check_reads_increase(const Analysis& a, CheckReport& report) {
 }
 
 // An idempotent producer's acknowledged batches to one partition carry increasing offsets in the order it sent
-// them (its sequence numbers keep them in order across retries).
+// them (its sequence numbers keep them in order across retries), as long as none of its batches there failed
+// meanwhile. A batch that fails outright breaks the sequence, in Kafka as here: a new producer's first batch may
+// start at any sequence (KIP-360), so when the first batches are refused before the append (NOT_ENOUGH_REPLICAS) and
+// a later one in flight is accepted, the refused ones end OUT_OF_ORDER_SEQUENCE_NUMBER and the client sends the rest
+// again with new sequences, after it (the Java producer's epoch bump and sequence reset do the same).
 void check_idempotent_order(const Analysis& a, CheckReport& report) {
-  std::map<std::pair<std::string, PartitionKey>, std::pair<int64_t, const Operation*>> last;
+  using Slot = std::pair<std::string, PartitionKey>;
+  std::map<Slot, std::vector<const Operation*>> failed;
+  for (const Operation& op : a.ctx().history.ops()) {
+    if (op.kind != OpKind::kProduce || !op.idempotent || op.outcome != Outcome::kFailed) continue;
+    if (const std::optional<PartitionKey> key = a.key_of(op)) failed[{op.process, *key}].push_back(&op);
+  }
+  // A failure in flight together with either batch (sent before the later one, answered after the earlier was sent).
+  const auto failure_between = [&](const Slot& slot, const Operation& earlier, const Operation& later) {
+    const auto found = failed.find(slot);
+    if (found == failed.end()) return false;
+    return std::any_of(found->second.begin(), found->second.end(), [&](const Operation* f) {
+      return f->invoked_at <= later.invoked_at && f->completed_at >= earlier.invoked_at;
+    });
+  };
+  std::map<Slot, std::pair<int64_t, const Operation*>> last;
   for (const Operation& op : a.ctx().history.ops()) {
     if (op.kind != OpKind::kProduce || !op.idempotent || op.outcome != Outcome::kOk || op.records.empty()) continue;
     if (op.records.front().offset < 0) continue;
@@ -90,7 +112,8 @@ void check_idempotent_order(const Analysis& a, CheckReport& report) {
     if (found != last.end() && op.records.front().offset <= found->second.first) {
       const Instant earlier = found->second.second->completed_at;
       if (!a.truncated_between(op.tp.topic, op.tp.partition, op.records.front().offset, earlier, op.completed_at) &&
-          !a.quorum_power_loss_between(earlier, op.completed_at)) {
+          !a.quorum_power_loss_between(earlier, op.completed_at) &&
+          !failure_between(slot, *found->second.second, op)) {
         report_violation(report, "offsets-monotonic",
                          fmt::format("idempotent {} got offset {} after its earlier batch got {} ({})", describe(op),
                                      op.records.front().offset, found->second.first,

@@ -315,6 +315,30 @@ TEST(ReplicatedPartition, AcksAllIsRefusedBelowMinInsyncReplicasBeforeAppending)
   EXPECT_TRUE(w.produce(leader, 1, Acks::kLeader).ok()) << "acks=1 is not checked";
 }
 
+// Kafka's acks=all holds min.insync.replicas copies when answered; a raft commit holds a majority's. With
+// min.insync.replicas=3 on three replicas the answer waits for the third copy, and when that replica stops hearing
+// the leader after the append, the answer is NOT_ENOUGH_REPLICAS_AFTER_APPEND with the records kept.
+TEST(ReplicatedPartition, AcksAllWaitsForMinInsyncCopiesAndAnswersNotEnoughReplicasAfterAppend) {
+  ReplicaWorld w(std::map<std::string, std::string>{{"min.insync.replicas", "3"}});
+  const int32_t leader = w.elect();
+  ASSERT_TRUE(w.run_until([&] { return w.partition(leader)->in_sync_replicas().size() == 3; }, 10s));
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(w.produce(leader, 1, Acks::kAll).ok()) << "healthy followers are waited for, not refused: " << i;
+  }
+  const int32_t cut_off = leader == 3 ? 2 : 3;
+  w.cut_one_way(leader, cut_off);  // it hears nothing more, so it answers nothing more
+  const int64_t end = w.partition(leader)->log_end_offset();
+  int64_t base = -1;
+  EXPECT_EQ(error_of(w.produce(leader, 1, Acks::kAll, &base)), ErrorCode::kNotEnoughReplicasAfterAppend)
+      << "committed by two replicas; the third stopped answering before it had the records";
+  EXPECT_EQ(base, end);
+  EXPECT_GT(w.partition(leader)->log_end_offset(), end) << "the records stay";
+  EXPECT_GE(w.partition(leader)->high_watermark(), end + 1) << "and are committed";
+  w.heal();
+  ASSERT_TRUE(w.run_until([&] { return w.partition(leader)->in_sync_replicas().size() == 3; }, 10s));
+  EXPECT_TRUE(w.produce(leader, 1, Acks::kAll).ok()) << "all three in sync again";
+}
+
 TEST(ReplicatedPartition, AnIdempotentRetryOnANewLeaderIsAnsweredWithTheOriginalOffsets) {
   ReplicaWorld w;
   const int32_t first = w.elect();

@@ -67,6 +67,24 @@ TEST(Offsets, AnIdempotentProducersBatchesKeepTheirOrder) {
   EXPECT_TRUE(has_violation(h.check(one_topic(), "offsets"), "offsets-monotonic"));
 }
 
+// cluster_min_insync seed 310: the first batches refused before the append, a later one accepted (a new producer may
+// start at any sequence), the refused ones failed OUT_OF_ORDER_SEQUENCE_NUMBER and the next sent again after it.
+TEST(Offsets, ABatchThatFailedInFlightExcusesTheOrderOfTheBatchesAroundIt) {
+  HistoryBuilder h;
+  h.produce("t", 0, -1, 10, 1000ms, std::nullopt, -1, true, Outcome::kFailed);
+  h.produce("t", 0, 7, 11, 1000ms);
+  h.produce("t", 0, 3, 12, 2s);
+  EXPECT_TRUE(h.check(one_topic(), "offsets").violations.empty());
+}
+
+TEST(Offsets, AFailureAnsweredBeforeBothBatchesExcusesNothing) {
+  HistoryBuilder h;
+  h.produce("t", 0, -1, 10, 500ms, std::nullopt, -1, true, Outcome::kFailed);
+  h.produce("t", 0, 7, 11, 1000ms);
+  h.produce("t", 0, 3, 12, 2s);
+  EXPECT_TRUE(has_violation(h.check(one_topic(), "offsets"), "offsets-monotonic"));
+}
+
 TEST(Phantoms, ARecordNoOneWroteIsAPhantom) {
   HistoryBuilder h;
   h.produce("t", 0, 0, 11, 1s);
