@@ -9,13 +9,11 @@
 #include <fstream>
 #include <set>
 
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include "core/base/assert.h"
 #include "core/base/mutations.h"
 #include "sim/scenario/runner.h"
+#include "sim/shrink/isolated_run.h"
+#include "sim/shrink/shrink.h"
 
 namespace sluice::sim {
 namespace {
@@ -103,37 +101,6 @@ void print_probes_never_reached() {
   std::printf("probes never reached: %zu of %zu%s\n", never, probe_sites().size(), names.c_str());
 }
 
-// A run with a planted bug, in a child process: the bug may trip one of the core's own assertions (raft's state
-// machine asserts the invariants a mutation breaks), which aborts the process: that is a catch, and the parent goes
-// on. Returns the first violated invariant, "" when the run passed.
-std::string run_mutated(const Scenario& scenario, const RunOptions& run) {
-  int pipe_fds[2];
-  if (pipe(pipe_fds) != 0) {
-    const RunResult r = run_scenario(scenario, run);
-    return r.passed() ? "" : r.report.violations.front().invariant;
-  }
-  std::fflush(stdout);
-  const pid_t child = fork();
-  if (child == 0) {
-    close(pipe_fds[0]);
-    const int null_fd = open("/dev/null", O_WRONLY);
-    if (null_fd >= 0) dup2(null_fd, STDERR_FILENO);  // the assertion's report: the parent names the catch
-    const RunResult r = run_scenario(scenario, run);
-    const std::string how = r.passed() ? "" : r.report.violations.front().invariant;
-    [[maybe_unused]] const ssize_t written = write(pipe_fds[1], how.data(), how.size());
-    _exit(0);
-  }
-  close(pipe_fds[1]);
-  std::string how;
-  char buffer[256];
-  for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof(buffer))) > 0;) how.append(buffer, static_cast<size_t>(n));
-  close(pipe_fds[0]);
-  int status = 0;
-  waitpid(child, &status, 0);
-  if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0)) return "an assertion of the core";
-  return how;
-}
-
 // One mutation against one scenario: the first seed (of `seeds`) that catches it, then those seeds without it.
 bool prove_mutation(const Scenario& scenario, Mutation mutation, const FuzzCommandOptions& options) {
   RunOptions run;
@@ -144,7 +111,7 @@ bool prove_mutation(const Scenario& scenario, Mutation mutation, const FuzzComma
   std::string how;
   for (uint64_t i = 0; i < options.seeds && !caught; ++i) {
     run.seed = options.first_seed + i;
-    how = run_mutated(scenario, run);
+    how = run_isolated(scenario, run).first();
     if (!how.empty()) caught = run.seed;
   }
   if (!caught) {
@@ -192,6 +159,46 @@ int prove_mutations(const std::vector<Scenario>& scenarios, const FuzzCommandOpt
     }
   }
   return all ? 0 : 1;
+}
+
+// `sluice fuzz --shrink`: the failing seed cut down to a small scenario file. False when it could not be written.
+bool shrink_and_report(const Scenario& scenario, RunOptions run, const FuzzCommandOptions& options) {
+  run.keep_history = false;
+  ShrinkOptions shrink;
+  shrink.max_runs = options.shrink_runs;
+  shrink.path = shrunk_scenario_path(options.shrink_out, scenario, run.seed);
+  std::printf("shrink: %s seed %" PRIu64 ", at most %d runs...\n", scenario.name.c_str(), run.seed, shrink.max_runs);
+  std::fflush(stdout);
+  int tried = 0;
+  double last_progress = wall_clock_seconds();
+  const CandidateRunner run_with_progress = [&](const Scenario& candidate, const RunOptions& o) {
+    if (++tried > 1 && wall_clock_seconds() - last_progress >= 5.0) {
+      last_progress = wall_clock_seconds();
+      std::fprintf(stderr, "shrink: %d runs; trying %zu faults, %zu workloads, a %s fault phase\n", tried,
+                   candidate.schedule.size(), candidate.workloads.size(), format_duration(candidate.duration).c_str());
+    }
+    return run_isolated(candidate, o);
+  };
+  const ShrinkResult result = shrink_failure(expand(scenario, run.seed), run, shrink, run_with_progress);
+  if (!result.failed) {
+    std::printf("shrink: the seed's configuration, written out, did not fail again: nothing to shrink\n");
+    return false;
+  }
+  if (!write_file(shrink.path, shrunk_scenario_file(result, scenario, run))) {
+    std::fprintf(stderr, "sluice fuzz: cannot write %s\n", shrink.path.c_str());
+    return false;
+  }
+  const ScenarioSize& a = result.before;
+  const ScenarioSize& b = result.after;
+  std::printf("shrink: still violates %s after %d runs (%d cuts kept):\n", result.invariant.c_str(), result.runs,
+              result.steps_kept);
+  std::printf("  faults      %6zu -> %zu\n  workloads   %6zu -> %zu\n  operations  %6" PRIu64 " -> %" PRIu64
+              "\n  fault phase %6s -> %s\n  drawn knobs %6zu -> %zu\n",
+              a.faults, b.faults, a.workloads, b.workloads, a.operations, b.operations,
+              format_duration(a.duration).c_str(), format_duration(b.duration).c_str(), a.drawn_knobs, b.drawn_knobs);
+  std::printf("wrote %s; replay with:\n  %s\n", shrink.path.c_str(),
+              replay_command(result.shrunk, run.seed, run.mutations).c_str());
+  return true;
 }
 
 }  // namespace
@@ -259,6 +266,7 @@ int run_fuzz_command(const FuzzCommandOptions& options) {
   std::vector<std::string> failures;
   double last_progress = 0;
   ProbeCoverage coverage;
+  bool shrunk = false;
   for (uint64_t i = 0; i < options.seeds; ++i) {
     if (options.time_budget_seconds > 0 && elapsed() >= options.time_budget_seconds) break;
     const Scenario& scenario = scenarios[i % scenarios.size()];
@@ -279,6 +287,10 @@ int run_fuzz_command(const FuzzCommandOptions& options) {
       if (first.size() > 300) first = first.substr(0, 300) + "...";
       failures.push_back(fmt::format("{} seed {}: {}\n    {}\n    trace: {}", scenario.name, run.seed, first,
                                      result.replay, trace));
+      if (options.shrink) {
+        shrunk = shrink_and_report(scenario, run, options);
+        break;  // the first failing seed only
+      }
     }
     if (elapsed() - last_progress >= 2.0) {
       last_progress = elapsed();
@@ -294,6 +306,7 @@ int run_fuzz_command(const FuzzCommandOptions& options) {
   for (const std::string& f : failures) std::printf("  FAILED %s\n", f.c_str());
   print_probes_never_reached();
   const bool covered = coverage.report(scenarios);
+  if (options.shrink && !failures.empty() && !shrunk) return 2;
   if (options.expect_failure) return failures.empty() ? 1 : 0;
   return failures.empty() && covered ? 0 : 1;
 }
