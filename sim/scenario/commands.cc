@@ -201,6 +201,38 @@ bool shrink_and_report(const Scenario& scenario, RunOptions run, const FuzzComma
   return true;
 }
 
+// `sluice fuzz --shrink`: seeds run in child processes (a planted bug may trip a core assertion: a failure to shrink,
+// not the end of the fuzz) until the first failure, which is shrunk. Probes reached in a child are not counted, so
+// coverage is not judged here.
+int fuzz_and_shrink(const std::vector<Scenario>& scenarios, const MutationSet& mutations,
+                    const FuzzCommandOptions& options) {
+  const double start = wall_clock_seconds();
+  double last_progress = start;
+  uint64_t ran = 0;
+  for (uint64_t i = 0; i < options.seeds; ++i) {
+    if (options.time_budget_seconds > 0 && wall_clock_seconds() - start >= options.time_budget_seconds) break;
+    const Scenario& scenario = scenarios[i % scenarios.size()];
+    RunOptions run;
+    run.seed = options.first_seed + i;
+    run.mutations = mutations;
+    run.log_level = options.log_level;
+    const RunOutcome outcome = run_isolated(scenario, run);
+    ++ran;
+    if (!outcome.passed()) {
+      std::printf("fuzz: %s seed %" PRIu64 " violates %s; replay with:\n  %s\n", scenario.name.c_str(), run.seed,
+                  outcome.first().c_str(), replay_command(scenario, run.seed, run.mutations).c_str());
+      if (!shrink_and_report(scenario, run, options)) return 2;
+      return options.expect_failure ? 0 : 1;
+    }
+    if (wall_clock_seconds() - last_progress >= 2.0) {
+      last_progress = wall_clock_seconds();
+      std::fprintf(stderr, "fuzz: %" PRIu64 " seeds passed\n", ran);
+    }
+  }
+  std::printf("fuzz: %" PRIu64 " seeds over %zu scenarios passed: nothing to shrink\n", ran, scenarios.size());
+  return options.expect_failure ? 1 : 0;
+}
+
 }  // namespace
 
 int list_mutations_command() {
@@ -258,6 +290,7 @@ int run_fuzz_command(const FuzzCommandOptions& options) {
   }
   set_verify_enabled(true);
   if (options.prove_mutations) return prove_mutations(scenarios, options);
+  if (options.shrink) return fuzz_and_shrink(scenarios, *mutations, options);
   reset_probe_hits();
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
@@ -266,7 +299,6 @@ int run_fuzz_command(const FuzzCommandOptions& options) {
   std::vector<std::string> failures;
   double last_progress = 0;
   ProbeCoverage coverage;
-  bool shrunk = false;
   for (uint64_t i = 0; i < options.seeds; ++i) {
     if (options.time_budget_seconds > 0 && elapsed() >= options.time_budget_seconds) break;
     const Scenario& scenario = scenarios[i % scenarios.size()];
@@ -287,10 +319,6 @@ int run_fuzz_command(const FuzzCommandOptions& options) {
       if (first.size() > 300) first = first.substr(0, 300) + "...";
       failures.push_back(fmt::format("{} seed {}: {}\n    {}\n    trace: {}", scenario.name, run.seed, first,
                                      result.replay, trace));
-      if (options.shrink) {
-        shrunk = shrink_and_report(scenario, run, options);
-        break;  // the first failing seed only
-      }
     }
     if (elapsed() - last_progress >= 2.0) {
       last_progress = elapsed();
@@ -306,7 +334,6 @@ int run_fuzz_command(const FuzzCommandOptions& options) {
   for (const std::string& f : failures) std::printf("  FAILED %s\n", f.c_str());
   print_probes_never_reached();
   const bool covered = coverage.report(scenarios);
-  if (options.shrink && !failures.empty() && !shrunk) return 2;
   if (options.expect_failure) return failures.empty() ? 1 : 0;
   return failures.empty() && covered ? 0 : 1;
 }

@@ -34,7 +34,8 @@ struct FuzzCommandOptions {
   // (at most `seeds`), then the same seeds without it, which must all pass.
   bool prove_mutations = false;
   // Stop at the first failing seed and shrink it (sim/shrink/shrink.h) into a scenario file in shrink_out,
-  // <scenario>-seed<S>-shrunk.toml, that `sluice sim --scenario F --seed S` replays, failing the same way.
+  // <scenario>-seed<S>-shrunk.toml, that `sluice sim --scenario F --seed S` replays, failing the same way. Seeds
+  // then run in child processes (a planted bug's core assertion is a failure to shrink); coverage is not judged.
   bool shrink = false;
   std::string shrink_out = ".";
   int shrink_runs = 150;               // the shrinker's budget of runs
