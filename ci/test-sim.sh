@@ -6,7 +6,9 @@
 #      the first event where the runs differ) and once more in another process, whose trace hash must match;
 #   2. mutations: `sluice fuzz --prove-mutations` over every scenario: each mutation a scenario's [checks] catches
 #      names is caught within 8 seeds, and those seeds pass without it;
-#   3. a short fuzz: every scenario round robin from seed 100 for SECONDS of wall time (default 150), which must
+#   3. shrinking: `sluice fuzz --shrink` cuts crash_loop_persisted's first seed failing with skip-persisted-fsync
+#      down to a scenario file that replays failing with the mutation, and passing without it;
+#   4. a short fuzz: every scenario round robin from seed 100 for SECONDS of wall time (default 150), which must
 #      find nothing.
 set -euo pipefail
 
@@ -50,6 +52,23 @@ if "${sluice}" fuzz "${scenarios[@]/#/--scenario=}" --seeds 8 --prove-mutations 
 else
   cat "${work}/mutations"
   fail "a mutation was not caught, or its seeds fail without it"
+fi
+
+mkdir -p "${work}/shrunk"
+"${sluice}" fuzz --scenario "${root}/scenarios/crash_loop_persisted.toml" --seeds 8 --mutation skip-persisted-fsync \
+  --shrink --shrink-out "${work}/shrunk" --expect-failure > "${work}/shrink" 2>&1 || true
+shrunk="$(find "${work}/shrunk" -name 'crash-loop-persisted-seed*-shrunk.toml' | head -n 1)"
+seed="$(basename "${shrunk:-none}" | sed -n 's/^crash-loop-persisted-seed\([0-9]*\)-shrunk\.toml$/\1/p')"
+if [[ -z "${seed}" ]]; then
+  cat "${work}/shrink"
+  fail "sluice fuzz --shrink wrote no scenario file"
+elif "${sluice}" sim --scenario "${shrunk}" --seed "${seed}" --mutation skip-persisted-fsync --quiet >/dev/null 2>&1; then
+  fail "the shrunk scenario ${shrunk} passes with the mutation it was shrunk for"
+elif ! "${sluice}" sim --scenario "${shrunk}" --seed "${seed}" --quiet > /dev/null 2>&1; then
+  fail "the shrunk scenario ${shrunk} fails without the mutation"
+else
+  grep -E '^  (faults|workloads|operations|fault phase) ' "${work}/shrink" || true
+  echo "ok: sluice fuzz --shrink wrote a smaller scenario that fails with the mutation and passes without it"
 fi
 
 if "${sluice}" fuzz "${scenarios[@]/#/--scenario=}" --seeds 100000 --first-seed 100 --time-budget "${budget}" \

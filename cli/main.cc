@@ -96,6 +96,14 @@ void add_fuzz(CLI::App& app, FuzzFlags& flags) {
                  "those seeds passing without it");
   fuzz->add_flag("--expect-failure", flags.options.expect_failure,
                  "Exit 0 only if some seed failed (a mutation must be caught)");
+  fuzz->add_flag("--shrink", flags.options.shrink,
+                 "Stop at the first failing seed and shrink it to a small scenario file that still fails the same way "
+                 "(fewer faults and workloads, a shorter fault phase, default knobs), replayable with `sluice sim`. "
+                 "Seeds run in child processes, so a core assertion is a failure too; coverage is not judged");
+  fuzz->add_option("--shrink-out", flags.options.shrink_out, "Where --shrink writes the scenario file")
+      ->capture_default_str();
+  fuzz->add_option("--shrink-runs", flags.options.shrink_runs, "The most runs --shrink may spend")
+      ->capture_default_str();
   fuzz->add_option("--trace-dir", flags.options.trace_dir, "Where failing seeds' histories go")
       ->capture_default_str();
   fuzz->add_option("--log-level", flags.log_level, "trace, debug, info, warn, error or off")->capture_default_str();

@@ -9,13 +9,11 @@
 #include <fstream>
 #include <set>
 
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include "core/base/assert.h"
 #include "core/base/mutations.h"
 #include "sim/scenario/runner.h"
+#include "sim/shrink/isolated_run.h"
+#include "sim/shrink/shrink.h"
 
 namespace sluice::sim {
 namespace {
@@ -103,37 +101,6 @@ void print_probes_never_reached() {
   std::printf("probes never reached: %zu of %zu%s\n", never, probe_sites().size(), names.c_str());
 }
 
-// A run with a planted bug, in a child process: the bug may trip one of the core's own assertions (raft's state
-// machine asserts the invariants a mutation breaks), which aborts the process: that is a catch, and the parent goes
-// on. Returns the first violated invariant, "" when the run passed.
-std::string run_mutated(const Scenario& scenario, const RunOptions& run) {
-  int pipe_fds[2];
-  if (pipe(pipe_fds) != 0) {
-    const RunResult r = run_scenario(scenario, run);
-    return r.passed() ? "" : r.report.violations.front().invariant;
-  }
-  std::fflush(stdout);
-  const pid_t child = fork();
-  if (child == 0) {
-    close(pipe_fds[0]);
-    const int null_fd = open("/dev/null", O_WRONLY);
-    if (null_fd >= 0) dup2(null_fd, STDERR_FILENO);  // the assertion's report: the parent names the catch
-    const RunResult r = run_scenario(scenario, run);
-    const std::string how = r.passed() ? "" : r.report.violations.front().invariant;
-    [[maybe_unused]] const ssize_t written = write(pipe_fds[1], how.data(), how.size());
-    _exit(0);
-  }
-  close(pipe_fds[1]);
-  std::string how;
-  char buffer[256];
-  for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof(buffer))) > 0;) how.append(buffer, static_cast<size_t>(n));
-  close(pipe_fds[0]);
-  int status = 0;
-  waitpid(child, &status, 0);
-  if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0)) return "an assertion of the core";
-  return how;
-}
-
 // One mutation against one scenario: the first seed (of `seeds`) that catches it, then those seeds without it.
 bool prove_mutation(const Scenario& scenario, Mutation mutation, const FuzzCommandOptions& options) {
   RunOptions run;
@@ -144,7 +111,7 @@ bool prove_mutation(const Scenario& scenario, Mutation mutation, const FuzzComma
   std::string how;
   for (uint64_t i = 0; i < options.seeds && !caught; ++i) {
     run.seed = options.first_seed + i;
-    how = run_mutated(scenario, run);
+    how = run_isolated(scenario, run).first();
     if (!how.empty()) caught = run.seed;
   }
   if (!caught) {
@@ -192,6 +159,78 @@ int prove_mutations(const std::vector<Scenario>& scenarios, const FuzzCommandOpt
     }
   }
   return all ? 0 : 1;
+}
+
+// `sluice fuzz --shrink`: the failing seed cut down to a small scenario file. False when it could not be written.
+bool shrink_and_report(const Scenario& scenario, RunOptions run, const FuzzCommandOptions& options) {
+  run.keep_history = false;
+  ShrinkOptions shrink;
+  shrink.max_runs = options.shrink_runs;
+  shrink.path = shrunk_scenario_path(options.shrink_out, scenario, run.seed);
+  std::printf("shrink: %s seed %" PRIu64 ", at most %d runs...\n", scenario.name.c_str(), run.seed, shrink.max_runs);
+  std::fflush(stdout);
+  int tried = 0;
+  double last_progress = wall_clock_seconds();
+  const CandidateRunner run_with_progress = [&](const Scenario& candidate, const RunOptions& o) {
+    if (++tried > 1 && wall_clock_seconds() - last_progress >= 5.0) {
+      last_progress = wall_clock_seconds();
+      std::fprintf(stderr, "shrink: %d runs; trying %zu faults, %zu workloads, a %s fault phase\n", tried,
+                   candidate.schedule.size(), candidate.workloads.size(), format_duration(candidate.duration).c_str());
+    }
+    return run_isolated(candidate, o);
+  };
+  const ShrinkResult result = shrink_failure(expand(scenario, run.seed), run, shrink, run_with_progress);
+  if (!result.failed) {
+    std::printf("shrink: the seed's configuration, written out, did not fail again: nothing to shrink\n");
+    return false;
+  }
+  if (!write_file(shrink.path, shrunk_scenario_file(result, scenario, run))) {
+    std::fprintf(stderr, "sluice fuzz: cannot write %s\n", shrink.path.c_str());
+    return false;
+  }
+  const ScenarioSize& a = result.before;
+  const ScenarioSize& b = result.after;
+  std::printf("shrink: still violates %s after %d runs (%d cuts kept):\n", result.invariant.c_str(), result.runs,
+              result.steps_kept);
+  std::printf("  faults      %6zu -> %zu\n  workloads   %6zu -> %zu\n  operations  %6" PRIu64 " -> %" PRIu64
+              "\n  fault phase %6s -> %s\n  drawn knobs %6zu -> %zu\n",
+              a.faults, b.faults, a.workloads, b.workloads, a.operations, b.operations,
+              format_duration(a.duration).c_str(), format_duration(b.duration).c_str(), a.drawn_knobs, b.drawn_knobs);
+  std::printf("wrote %s; replay with:\n  %s\n", shrink.path.c_str(),
+              replay_command(result.shrunk, run.seed, run.mutations).c_str());
+  return true;
+}
+
+// `sluice fuzz --shrink`: seeds run in child processes (a planted bug may trip a core assertion: a failure to shrink,
+// not the end of the fuzz) until the first failure, which is shrunk. Probes reached in a child are not counted, so
+// coverage is not judged here.
+int fuzz_and_shrink(const std::vector<Scenario>& scenarios, const MutationSet& mutations,
+                    const FuzzCommandOptions& options) {
+  const double start = wall_clock_seconds();
+  double last_progress = start;
+  uint64_t ran = 0;
+  for (uint64_t i = 0; i < options.seeds; ++i) {
+    if (options.time_budget_seconds > 0 && wall_clock_seconds() - start >= options.time_budget_seconds) break;
+    const Scenario& scenario = scenarios[i % scenarios.size()];
+    RunOptions run;
+    run.seed = options.first_seed + i;
+    run.mutations = mutations;
+    run.log_level = options.log_level;
+    const RunOutcome outcome = run_isolated(scenario, run);
+    ++ran;
+    if (!outcome.passed()) {
+      std::printf("fuzz: %s seed %" PRIu64 " violates %s; replay with:\n  %s\n", scenario.name.c_str(), run.seed,
+                  outcome.first().c_str(), replay_command(scenario, run.seed, run.mutations).c_str());
+      if (!shrink_and_report(scenario, run, options)) return 2;
+      return options.expect_failure ? 0 : 1;
+    }
+    if (wall_clock_seconds() - last_progress >= 2.0) {
+      last_progress = wall_clock_seconds();
+      std::fprintf(stderr, "fuzz: %" PRIu64 " seeds passed\n", ran);
+    }
+  }
+  std::printf("fuzz: %" PRIu64 " seeds over %zu scenarios passed: nothing to shrink\n", ran, scenarios.size());
+  return options.expect_failure ? 1 : 0;
 }
 
 }  // namespace
@@ -251,6 +290,7 @@ int run_fuzz_command(const FuzzCommandOptions& options) {
   }
   set_verify_enabled(true);
   if (options.prove_mutations) return prove_mutations(scenarios, options);
+  if (options.shrink) return fuzz_and_shrink(scenarios, *mutations, options);
   reset_probe_hits();
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };

@@ -33,6 +33,12 @@ struct FuzzCommandOptions {
   // For each scenario and each mutation its [checks] catches names: run seeds with the mutation until one fails
   // (at most `seeds`), then the same seeds without it, which must all pass.
   bool prove_mutations = false;
+  // Stop at the first failing seed and shrink it (sim/shrink/shrink.h) into a scenario file in shrink_out,
+  // <scenario>-seed<S>-shrunk.toml, that `sluice sim --scenario F --seed S` replays, failing the same way. Seeds
+  // then run in child processes (a planted bug's core assertion is a failure to shrink); coverage is not judged.
+  bool shrink = false;
+  std::string shrink_out = ".";
+  int shrink_runs = 150;               // the shrinker's budget of runs
   LogLevel log_level = LogLevel::kOff;
 };
 int run_fuzz_command(const FuzzCommandOptions& options);
