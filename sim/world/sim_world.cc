@@ -139,6 +139,7 @@ void SimWorld::resume_node(NodeId node) {
     entry.at = now_;
     resumed_.push_back(entry);
   }
+  if (!resumed_.empty()) SLUICE_PROBE("sim_world.paused_node_events_held");
 }
 
 bool SimWorld::paused(NodeId node) const {
