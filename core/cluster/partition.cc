@@ -206,6 +206,10 @@ Result<Appended> Partition::append_idempotent(ByteView batch, const storage::Bat
     out.result.log_append_time_ms = log_append_time ? original->timestamp : -1;
     out.result.log_start_offset = log_->log_start_offset();
     if (replicated()) {
+      // The original may be gone: a leader deposed while this turn waited has cut its uncommitted suffix, which the
+      // producer state (rebuilt only when a replica becomes leader) still remembers. Answer as a leader that stepped
+      // down; the retry reaches the new leader, whose state comes from its own log. (A process pause found it.)
+      if (!is_leader() || original->last_offset >= log_->log_end_offset()) return not_leader();
       // An acks=all retry waits for the original to commit; a new leader answers it once its high watermark
       // passes the original (wait_replicated), as Kafka's DelayedProduce does.
       out.leader_epoch = leader_epoch_;

@@ -18,7 +18,8 @@ constexpr std::array<std::string_view, kFaultKinds> kNames = {
     "crash",     "power-loss", "restart", "partition",   "partition-one-way", "reset-connections",
     "latency-spike", "disk-full", "disk-errors", "clock-jump", "corrupt-segment",
     "crash-at-disk-op", "drop-acks0-forwards",
-    "clock-skew", "reconnect-reorder", "reconnect-duplicate"};
+    "clock-skew", "reconnect-reorder", "reconnect-duplicate",
+    "process-pause", "slow-disk", "stalled-fsync", "swizzle-clog"};
 
 }  // namespace
 
@@ -34,7 +35,11 @@ Duration default_fault_length(FaultKind kind) {
     case FaultKind::kLatencySpike:
     case FaultKind::kDiskFull:
     case FaultKind::kDropAcks0Forwards:
-    case FaultKind::kClockSkew: return 5s;
+    case FaultKind::kClockSkew:
+    case FaultKind::kSlowDisk:
+    case FaultKind::kStalledFsync: return 5s;
+    case FaultKind::kProcessPause: return 3s;
+    case FaultKind::kSwizzleClog: return 8s;
     case FaultKind::kReconnectReorder:
     case FaultKind::kReconnectDuplicate:
     case FaultKind::kResetConnections:
@@ -51,6 +56,8 @@ int64_t default_fault_amount(FaultKind kind) {
     case FaultKind::kCrashAtDiskOp: return 1;         // the next matching operation
     case FaultKind::kClockJump: return 3'600'000;     // an hour forwards
     case FaultKind::kClockSkew: return 100;           // parts per thousand: 10 % fast
+    case FaultKind::kSlowDisk: return 200;            // ms, the tail's end
+    case FaultKind::kStalledFsync: return 1000;       // ms a sync takes
     default: return 0;
   }
 }

@@ -46,8 +46,21 @@ enum class FaultKind : uint8_t {
   // The same, and the last frames the peer had already read on the old connection are sent again on the new one
   // (a sender resending what it cannot know arrived): duplicates, after the new connection's first two frames.
   kReconnectDuplicate = 15,
+  // `node`'s process stops for `length` (SIGSTOP, a stop-the-world pause, a descheduled VM): no fiber of it runs, no
+  // timer of it fires and no byte reaches it, then it goes on as if nothing happened; its clock has jumped forward
+  // and every timer due meanwhile fires at once. Peers see silence, not a reset. A crash ends the pause.
+  kProcessPause = 16,
+  // `node`'s disk is slow for `length`: every operation gets extra latency from a heavy tail (one in 16 up to
+  // `amount` ms, the rest under a fiftieth of it), drawn from the node's seeded disk latency stream.
+  kSlowDisk = 17,
+  // Every sync of `node` takes `amount` ms for `length` (a device flushing a full write cache).
+  kStalledFsync = 18,
+  // FoundationDB's swizzle: over `length`, the links of `amount` brokers (0: half of them, rounded up; `node` and
+  // the brokers after it, by number) are clogged one at a time (bytes held both ways, not dropped), then released
+  // in reverse order. A link stays clogged while either end is.
+  kSwizzleClog = 19,
 };
-inline constexpr size_t kFaultKinds = 16;
+inline constexpr size_t kFaultKinds = 20;
 
 std::string_view fault_kind_name(FaultKind kind);  // "crash", "power-loss", ...
 std::optional<FaultKind> parse_fault_kind(std::string_view name);
@@ -58,7 +71,8 @@ struct Fault {
   std::string node;        // the broker node it strikes ("n1")
   std::string peer;        // partitions and resets: the other side ("" = every client node)
   Duration length{};       // how long until it is undone (down time, partition, full disk, spike)
-  int64_t amount = 0;      // clock jump ms, disk error count, latency ms, clock skew parts per thousand
+  // clock jump ms, disk error count, latency ms, clock skew parts per thousand, slow disk and sync ms, nodes clogged
+  int64_t amount = 0;
   std::string op;          // disk errors, crash-at-disk-op: read | write | sync | metadata
   std::string path;        // disk errors: path prefix ("" = any)
 

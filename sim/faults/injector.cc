@@ -80,6 +80,10 @@ void Injector::apply(const Fault& fault) {
     case FaultKind::kDiskErrors: apply_disk(fault, *node); return;
     case FaultKind::kCrashAtDiskOp: arm_death(fault, *node); return;
     case FaultKind::kDropAcks0Forwards: apply_drop_acks0(fault, *node); return;
+    case FaultKind::kProcessPause: apply_pause(fault, *node); return;
+    case FaultKind::kSlowDisk:
+    case FaultKind::kStalledFsync: apply_slow_disk(fault, *node); return;
+    case FaultKind::kSwizzleClog: apply_swizzle(fault, *node); return;
     case FaultKind::kClockJump:
       node->clock().jump_wall(std::chrono::milliseconds(fault.amount));
       ++applied_;
@@ -302,6 +306,103 @@ void Injector::apply_drop_acks0(const Fault& fault, SimNode& node) {
   });
 }
 
+void Injector::apply_pause(const Fault& fault, SimNode& node) {
+  if (!node.up() || node.paused()) {
+    ++skipped_;
+    record(WorldEvent::Kind::kFault, node.name(), "skipped (node down or already paused): " + to_toml(fault));
+    return;
+  }
+  ++applied_;
+  record(WorldEvent::Kind::kFault, node.name(), to_toml(fault));
+  node.pause();
+  SimNode* n = &node;
+  const uint32_t boot = node.boots();
+  after(fault.length, [this, n, boot] {
+    if (n->boots() != boot || !n->paused()) return;  // a crash ended this pause first
+    n->resume();
+    record(WorldEvent::Kind::kFaultEnded, n->name(), "process resumed");
+  });
+}
+
+// One slow-disk and one stalled-fsync at a time per node; the disk's slowness outlives process restarts (it is the
+// device's) until the fault ends.
+void Injector::apply_slow_disk(const Fault& fault, SimNode& node) {
+  NodeHolds& holds = holds_[node.name()];
+  const bool tail = fault.kind == FaultKind::kSlowDisk;
+  bool& in_effect = tail ? holds.slow_disk : holds.stalled_fsync;
+  if (in_effect) {
+    ++skipped_;
+    record(WorldEvent::Kind::kFault, node.name(), "skipped (disk already slow): " + to_toml(fault));
+    return;
+  }
+  ++applied_;
+  in_effect = true;
+  record(WorldEvent::Kind::kFault, node.name(), to_toml(fault), fault.amount);
+  const Duration amount = std::chrono::milliseconds(std::max<int64_t>(fault.amount, 0));  // python's inject: unchecked
+  node.set_disk_slowness(tail ? amount : node.disk_tail_max(), tail ? node.sync_stall() : amount);
+  SimNode* n = &node;
+  after(fault.length, [this, n, tail] {
+    NodeHolds& h = holds_[n->name()];
+    (tail ? h.slow_disk : h.stalled_fsync) = false;
+    n->set_disk_slowness(tail ? Duration::zero() : n->disk_tail_max(), tail ? n->sync_stall() : Duration::zero());
+    record(WorldEvent::Kind::kFaultEnded, n->name(), tail ? "disk at its speed again" : "syncs at their speed again");
+  });
+}
+
+void Injector::clog(SimNode& node) {
+  holds_[node.name()].clogged = true;
+  for (SimNode* peer : peers_of(Fault{.node = node.name()})) {
+    target_.cluster().network().partition(node.id(), peer->id());
+  }
+  record(WorldEvent::Kind::kFault, node.name(), "links clogged (swizzle)");
+}
+
+void Injector::unclog(SimNode& node) {
+  NodeHolds& holds = holds_[node.name()];
+  if (!holds.clogged) return;
+  holds.clogged = false;
+  for (SimNode* peer : peers_of(Fault{.node = node.name()})) {
+    auto other = holds_.find(peer->name());
+    if (other == holds_.end() || !other->second.clogged) target_.cluster().network().heal(node.id(), peer->id());
+  }
+  record(WorldEvent::Kind::kFaultEnded, node.name(), "links released (swizzle)");
+}
+
+// Clogs `amount` brokers (from `node` on, by number) one at a time over the first half of `length`, releasing them
+// in reverse order over the second half: the last clogged goes first, the first clogged is held the longest.
+void Injector::apply_swizzle(const Fault& fault, SimNode& node) {
+  const std::vector<SimNode*> brokers = target_.broker_nodes();
+  const auto first = std::find(brokers.begin(), brokers.end(), &node);
+  SLUICE_ASSERT(first != brokers.end());
+  const size_t count = fault.amount > 0 ? std::min<size_t>(static_cast<size_t>(fault.amount), brokers.size())
+                                        : (brokers.size() + 1) / 2;
+  const Instant now = target_.cluster().world().now();
+  if (now < swizzling_until_) {
+    ++skipped_;
+    record(WorldEvent::Kind::kFault, node.name(), "skipped (a swizzle is under way): " + to_toml(fault));
+    return;
+  }
+  swizzling_until_ = now + fault.length;
+  std::vector<SimNode*> chosen;
+  for (size_t i = 0; i < count; ++i) {
+    chosen.push_back(brokers[(static_cast<size_t>(first - brokers.begin()) + i) % brokers.size()]);
+  }
+  ++applied_;
+  record(WorldEvent::Kind::kFault, node.name(), to_toml(fault), static_cast<int64_t>(count));
+  const Duration step = fault.length / static_cast<int64_t>(2 * count);
+  for (size_t i = 0; i < count; ++i) {
+    SimNode* n = chosen[i];
+    const auto clog_at = step * static_cast<int64_t>(i);
+    const auto release_at = fault.length - step * static_cast<int64_t>(i);
+    if (clog_at == Duration::zero()) {
+      clog(*n);
+    } else {
+      after(clog_at, [this, n] { clog(*n); });
+    }
+    after(release_at, [this, n] { unclog(*n); });
+  }
+}
+
 void Injector::heal_all() {
   SimWorld& world = target_.cluster().world();
   for (EventId id : pending_) world.cancel(id);
@@ -322,6 +423,8 @@ void Injector::heal_all() {
       target_.take_down(*node, false);
     }
     holds.io_errors = false;
+    holds.clogged = false;
+    holds.slow_disk = holds.stalled_fsync = false;
     if (holds.drop_acks0 > 0) {
       target_.set_drop_acks0_forwards(*node, false);
       holds.drop_acks0 = 0;
@@ -329,6 +432,8 @@ void Injector::heal_all() {
   }
   for (SimNode* node : target_.broker_nodes()) {
     node->disk().clear_faults();
+    node->set_disk_slowness(Duration::zero(), Duration::zero());
+    if (node->paused()) node->resume();  // before bring_up: a paused process is up, and goes on from where it was
     if (node->clock().drift() != 0) node->clock().set_drift(0);  // a clock jump stays; a drift ends
     // Also a node still up in a graceful stop (a restart whose release_down was just cancelled above): bring_up
     // boots it once the stop completes. Skipping it left the node down for good once its stop ended after the heal.

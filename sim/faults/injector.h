@@ -70,6 +70,9 @@ class Injector {
     uint64_t capacity_before = 0;
     bool io_errors = false;  // injected: a failed write or sync takes a log offline until a restart
     int drop_acks0 = 0;      // drop-acks0-forwards faults in effect
+    bool slow_disk = false;  // slow-disk in effect
+    bool stalled_fsync = false;
+    bool clogged = false;    // swizzle-clog holds the node's links
   };
 
   void apply(const Fault& fault);
@@ -77,6 +80,12 @@ class Injector {
   void apply_network(const Fault& fault, SimNode& node);
   void apply_disk(const Fault& fault, SimNode& node);
   void apply_drop_acks0(const Fault& fault, SimNode& node);
+  void apply_pause(const Fault& fault, SimNode& node);
+  void apply_slow_disk(const Fault& fault, SimNode& node);
+  void apply_swizzle(const Fault& fault, SimNode& node);
+  // swizzle-clog: holds or releases every link of `node` (a link to a node still clogged stays held).
+  void clog(SimNode& node);
+  void unclog(SimNode& node);
   void corrupt_closed_segment(SimNode& node, const Fault& fault);
   void release_down(SimNode& node);
   // crash-at-disk-op: arms the node's disk; die_now() takes the node down once the fatal operation came.
@@ -91,6 +100,7 @@ class Injector {
   std::map<std::string, NodeHolds> holds_;
   std::vector<EventId> pending_;  // scheduled begin and end events, cancelled by heal_all
   bool healed_ = false;
+  Instant swizzling_until_{};  // one swizzle-clog at a time: a second one in the first's length is skipped
   size_t applied_ = 0;
   size_t skipped_ = 0;
 };

@@ -348,7 +348,8 @@ bool RaftWorld::caught_up() const {
 void RaftWorld::sample_leaders() {
   const Instant now = world().now();
   for (const auto& n : nodes_) {
-    if (n->host == nullptr) continue;
+    // A paused process still believes it leads, but serves nothing until it resumes and hears of the newer term.
+    if (n->host == nullptr || n->sim->paused()) continue;
     for (int g = 1; g <= spec_.groups; ++g) {
       const raft::Raft* state = n->host->raft(static_cast<raft::GroupId>(g));
       if (state != nullptr && state->role() == raft::Role::kLeader) {

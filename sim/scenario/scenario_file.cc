@@ -186,6 +186,18 @@ Status validate(const Scenario& s) {
                                           format_duration(f.at), f.node, s.brokers));
     }
   }
+  for (const Fault& f : s.schedule) {
+    if (f.kind == FaultKind::kSwizzleClog && f.amount > s.brokers) {
+      return invalid_argument(fmt::format("fault at {}: a swizzle-clog of {} brokers in a cluster of {}",
+                                          format_duration(f.at), f.amount, s.brokers));
+    }
+  }
+  for (const FaultRate& r : s.rates) {
+    if (r.kind == FaultKind::kSwizzleClog && r.amount_max > s.brokers) {
+      return invalid_argument(fmt::format("fault rate of swizzle-clog: amount_max {} exceeds the {} broker(s)",
+                                          r.amount_max, s.brokers));
+    }
+  }
   std::set<std::string> names;
   for (const WorkloadSpec& w : s.workloads) {
     if (!names.insert(w.name).second) return invalid_argument(fmt::format("workload name '{}' is used twice", w.name));

@@ -173,6 +173,23 @@ Status validate_workload(const WorkloadSpec& spec, const std::set<std::string>& 
   return Status::ok_status();
 }
 
+namespace {
+
+// The amounts of the disk and swizzle kinds: milliseconds of at least 1 (at most an hour), a count of nodes.
+Status check_new_fault_amount(FaultKind kind, int64_t min, int64_t max, const std::string& where) {
+  constexpr int64_t kHourMs = 3'600'000;
+  if ((kind == FaultKind::kSlowDisk || kind == FaultKind::kStalledFsync) && (min < 1 || max > kHourMs)) {
+    return invalid_argument(fmt::format("{}: a {}'s amount (milliseconds) must be between 1 and {}", where,
+                                        fault_kind_name(kind), kHourMs));
+  }
+  if (kind == FaultKind::kSwizzleClog && min < 0) {
+    return invalid_argument(where + ": a swizzle-clog's amount (how many brokers; 0: half) must not be negative");
+  }
+  return Status::ok_status();
+}
+
+}  // namespace
+
 Result<Fault> parse_fault(TomlReader& t) {
   Fault fault;
   SLUICE_ASSIGN_OR_RETURN(std::string kind, t.string("kind"));
@@ -201,6 +218,8 @@ Result<Fault> parse_fault(TomlReader& t) {
     return invalid_argument(t.where() + ": a clock-skew's amount (parts per thousand) must be at least -900");
   }
   if (fault.length < 0s || fault.at < 0s) return invalid_argument(t.where() + ": at and length must not be negative");
+  SLUICE_TRY(check_new_fault_amount(fault.kind, fault.amount, fault.amount, t.where()));
+
   if (!default_fault_op(fault.kind).empty() && fault.op != "read" && fault.op != "write" && fault.op != "sync" &&
       fault.op != "metadata") {
     return invalid_argument(t.where() + ": op must be read, write, sync or metadata");
@@ -228,6 +247,10 @@ Result<FaultRate> parse_fault_rate(TomlReader& t) {
   }
   if (rate.kind == FaultKind::kClockSkew && rate.amount_min < SimClock::kMinDriftPerThousand) {
     return invalid_argument(t.where() + ": a clock-skew's amount_min (parts per thousand) must be at least -900");
+  }
+  // Drawn amounts of 0 mean the kind's default (draw_schedule); only a range that reaches below 1 ms is wrong.
+  if (rate.amount_max != 0 || rate.amount_min != 0) {
+    SLUICE_TRY(check_new_fault_amount(rate.kind, rate.amount_min, rate.amount_max, t.where()));
   }
   return rate;
 }

@@ -1,5 +1,6 @@
 #include "sim/world/sim_node.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/base/assert.h"
@@ -18,6 +19,16 @@ constexpr uint64_t kDiskLatencyStreamBase = 3000;
 Duration disk_latency(DiskOp op, Random& rng) {
   if (op == DiskOp::kSync) return std::chrono::microseconds(rng.uniform_range(50, 1000));
   return std::chrono::microseconds(rng.uniform_range(2, 40));
+}
+
+// A degraded device's heavy tail: most operations a little slower, a few up to `tail_max` (queueing behind a
+// garbage-collecting SSD, a remapped sector, a noisy neighbour on shared storage).
+Duration slow_disk_extra(Duration tail_max, Random& rng) {
+  constexpr uint64_t kOneSlowOpIn = 16;
+  constexpr int64_t kCommonFraction = 50;
+  const int64_t max_us = std::max<int64_t>(std::chrono::duration_cast<std::chrono::microseconds>(tail_max).count(), 1);
+  if (rng.uniform(kOneSlowOpIn) == 0) return std::chrono::microseconds(rng.uniform_range(0, max_us));
+  return std::chrono::microseconds(rng.uniform_range(0, max_us / kCommonFraction));
 }
 
 }  // namespace
@@ -43,7 +54,11 @@ SimNode::SimNode(SimWorld& world, SimNetwork& network, NodeId id, std::string na
   SLUICE_ASSERT(id != kWorldNode);
   fs_->set_delay([this](DiskOp op) {
     // Outside fibers (a checker reading the disk of a node that is down) I/O takes no time.
-    if (scheduler_.in_fiber()) scheduler_.sleep_for(disk_latency(op, disk_latency_rng_));
+    if (!scheduler_.in_fiber()) return;
+    Duration latency = disk_latency(op, disk_latency_rng_);
+    if (disk_tail_max_ > Duration::zero()) latency += slow_disk_extra(disk_tail_max_, disk_latency_rng_);
+    if (op == DiskOp::kSync) latency = std::max(latency, sync_stall_);
+    scheduler_.sleep_for(latency);
   });
 }
 
@@ -96,6 +111,26 @@ void SimNode::power_loss() {
   if (up_) go_down();
   disk_->power_loss(world_.fault_rng());
   SLUICE_VERIFY(disk_->consistent());
+}
+
+void SimNode::pause() {
+  SLUICE_ASSERT_MSG(up_, "pause of a node that is down");
+  log_.info("process paused");
+  world_.pause_node(id_);
+}
+
+void SimNode::resume() {
+  if (!paused()) return;
+  world_.resume_node(id_);
+  log_.info("process resumed");
+}
+
+bool SimNode::paused() const { return up_ && world_.paused(id_); }
+
+void SimNode::set_disk_slowness(Duration tail_max, Duration sync_stall) {
+  SLUICE_ASSERT(tail_max >= Duration::zero() && sync_stall >= Duration::zero());
+  disk_tail_max_ = tail_max;
+  sync_stall_ = sync_stall;
 }
 
 void SimNode::restart() {

@@ -50,6 +50,19 @@ class SimNode {
   // Boots again with the last main. REQUIRES: the node is down.
   void restart();
 
+  // A process pause (SimWorld::pause_node): nothing of the node runs until resume(); a crash ends it too.
+  // REQUIRES (pause): the node is up and not paused.
+  void pause();
+  void resume();
+  bool paused() const;
+
+  // A slow disk: every operation gets an extra latency from a heavy tail up to `tail_max` (one in 16 anywhere up to
+  // it, the rest under a fiftieth of it), and every sync takes at least `sync_stall`; zero ends each. Drawn from the
+  // node's disk latency stream only, so a run without them draws exactly as before.
+  void set_disk_slowness(Duration tail_max, Duration sync_stall);
+  Duration disk_tail_max() const { return disk_tail_max_; }
+  Duration sync_stall() const { return sync_stall_; }
+
  private:
   void go_down();
 
@@ -63,6 +76,8 @@ class SimNode {
   SimClock clock_;
   Random random_;
   Random disk_latency_rng_;
+  Duration disk_tail_max_{0};
+  Duration sync_stall_{0};
   Logger log_;
   Scheduler scheduler_;
   Network* net_ = nullptr;  // owned by the SimNetwork, the same object across restarts

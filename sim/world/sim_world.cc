@@ -76,9 +76,9 @@ bool SimWorld::cancel(EventId id) {
   free_slot(static_cast<uint32_t>(slot));
   // Cancelled timers far in the future (session timeouts) would otherwise pile up in the heap until they surface.
   if (heap_.size() > 2 * live_events_ + kCompactAbove) {
-    std::erase_if(heap_, [this](const HeapEntry& e) { return slots_[e.slot].sequence != e.sequence; });
+    std::erase_if(heap_, [this](const HeapEntry& e) { return !live(e); });
     std::make_heap(heap_.begin(), heap_.end(), HeapAfter{});
-    SLUICE_ASSERT(heap_.size() == live_events_);
+    SLUICE_ASSERT(heap_.size() + waiting_entries() >= live_events_);
   }
   return true;
 }
@@ -96,14 +96,54 @@ size_t SimWorld::cancel_node_events(NodeId node) {
 }
 
 const SimWorld::HeapEntry* SimWorld::next_event() {
+  while (!resumed_.empty()) {
+    if (live(resumed_.front())) return &resumed_.front();
+    resumed_.pop_front();
+  }
   while (!heap_.empty()) {
     const HeapEntry& top = heap_.front();
-    if (slots_[top.slot].sequence == top.sequence) return &top;
+    if (live(top)) return &top;
     std::pop_heap(heap_.begin(), heap_.end(), HeapAfter{});  // cancelled: its slot is free or reused
     heap_.pop_back();
   }
-  SLUICE_ASSERT(live_events_ == 0);
+  SLUICE_ASSERT(live_events_ == 0 || !paused_.empty());
   return nullptr;
+}
+
+size_t SimWorld::waiting_entries() const {
+  size_t n = resumed_.size();
+  for (const auto& [node, waiting] : paused_) n += waiting.size();
+  return n;
+}
+
+void SimWorld::pause_node(NodeId node) {
+  SLUICE_ASSERT_MSG(std::ranges::binary_search(schedulers_, node, {}, &std::pair<NodeId, Scheduler*>::first),
+                    "a paused node is attached");
+  SLUICE_ASSERT(!paused(node));
+  paused_.emplace_back(node, std::vector<HeapEntry>{});
+  trace(0x9a05'0000'0000ULL ^ node);
+}
+
+void SimWorld::resume_node(NodeId node) {
+  const auto found = std::ranges::find(paused_, node, &std::pair<NodeId, std::vector<HeapEntry>>::first);
+  if (found == paused_.end()) return;
+  std::vector<HeapEntry> waiting = std::move(found->second);
+  paused_.erase(found);
+  trace(0x4e5a'0000'0000ULL ^ node);
+  // In the order they came due; they run now, before any event still in the heap (all of which are due later).
+  std::ranges::stable_sort(waiting, [](const HeapEntry& a, const HeapEntry& b) {
+    return a.at != b.at ? a.at < b.at : a.sequence < b.sequence;
+  });
+  for (HeapEntry& entry : waiting) {
+    if (!live(entry)) continue;
+    entry.at = now_;
+    resumed_.push_back(entry);
+  }
+  if (!resumed_.empty()) SLUICE_PROBE("sim_world.paused_node_events_held");
+}
+
+bool SimWorld::paused(NodeId node) const {
+  return std::ranges::find(paused_, node, &std::pair<NodeId, std::vector<HeapEntry>>::first) != paused_.end();
 }
 
 void SimWorld::attach(NodeId node, Scheduler& scheduler) {
@@ -121,6 +161,8 @@ void SimWorld::detach(NodeId node) {
   SLUICE_ASSERT(found != schedulers_.end() && found->first == node);
   found->second->set_resume_observer(nullptr);
   schedulers_.erase(found);
+  // A node going down ends its pause; its waiting events were cancelled with the node's (cancel_node_events).
+  std::erase_if(paused_, [node](const auto& p) { return p.first == node; });
 }
 
 void SimWorld::trace(uint64_t value) { trace_hash_ = mix64(trace_hash_ ^ value); }
@@ -129,7 +171,7 @@ bool SimWorld::run_ready_fiber() {
   // Draw among the nodes with ready fibers; the chosen node's scheduler then draws among its own.
   ready_scratch_.clear();
   for (auto& [node, scheduler] : schedulers_) {
-    if (scheduler->has_ready()) ready_scratch_.push_back(scheduler);
+    if (scheduler->has_ready() && (paused_.empty() || !paused(node))) ready_scratch_.push_back(scheduler);
   }
   if (ready_scratch_.empty()) return false;
   const size_t pick = ready_scratch_.size() == 1 ? 0 : schedule_rng_.uniform(ready_scratch_.size());
@@ -142,10 +184,23 @@ void SimWorld::run_next_event() {
   const HeapEntry* next = next_event();
   SLUICE_ASSERT(next != nullptr);
   const HeapEntry entry = *next;
-  std::pop_heap(heap_.begin(), heap_.end(), HeapAfter{});
-  heap_.pop_back();
+  if (!resumed_.empty()) {
+    resumed_.pop_front();
+  } else {
+    std::pop_heap(heap_.begin(), heap_.end(), HeapAfter{});
+    heap_.pop_back();
+  }
   Slot& slot = slots_[entry.slot];
   const NodeId node = slot.node;
+  if (!paused_.empty() && node != kWorldNode) {
+    const auto found = std::ranges::find(paused_, node, &std::pair<NodeId, std::vector<HeapEntry>>::first);
+    if (found != paused_.end()) {  // its process is stopped: the event waits for the resume, still cancellable
+      SLUICE_ASSERT(entry.at >= now_);
+      now_ = entry.at;
+      found->second.push_back(entry);
+      return;
+    }
+  }
   const EventKind kind = slot.kind;
   std::function<void()> action = std::move(slot.action);
   free_slot(entry.slot);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -55,9 +56,17 @@ class SimWorld {
   // The seed of node `node`'s own Random.
   uint64_t node_seed(NodeId node) const;
 
-  // Schedulers whose ready fibers the loop runs. The world does not own them.
+  // Schedulers whose ready fibers the loop runs. The world does not own them. Detaching also ends a pause.
   void attach(NodeId node, Scheduler& scheduler);
   void detach(NodeId node);
+
+  // A process pause (SIGSTOP, a long GC, a VM descheduled): until resume_node, no fiber of `node` runs and its
+  // events (timers, arriving bytes) wait; at resume they run first, in the order they were due, at the time of the
+  // resume, so the node's clock has jumped forward and every timer due meanwhile fires at once. Peers only see
+  // silence. A waiting event can still be cancelled. REQUIRES: the node is attached.
+  void pause_node(NodeId node);
+  void resume_node(NodeId node);  // no-op when the node is not paused (a crash ended the pause)
+  bool paused(NodeId node) const;
 
   // One step: run one ready fiber of some node, else the next event. False when there is nothing to do.
   bool step();
@@ -108,9 +117,12 @@ class SimWorld {
 
   bool run_ready_fiber();
   void run_next_event();
-  // The earliest pending event's heap entry, after dropping cancelled ones from the top; null when none.
+  // The earliest pending event's heap entry, after dropping cancelled ones from the top; null when none. Events a
+  // resumed node kept waiting come first (resumed_).
   const HeapEntry* next_event();
   void free_slot(uint32_t slot);
+  bool live(const HeapEntry& entry) const { return slots_[entry.slot].sequence == entry.sequence; }
+  size_t waiting_entries() const;
 
   uint64_t seed_;
   Instant now_{};
@@ -125,6 +137,9 @@ class SimWorld {
   // Sorted by node: run_ready_fiber walks it on every step, which a vector does without a tree walk.
   std::vector<std::pair<NodeId, Scheduler*>> schedulers_;
   std::vector<Scheduler*> ready_scratch_;
+  // Paused nodes and the events that came due while they were paused (their slots stay live, so cancel works).
+  std::vector<std::pair<NodeId, std::vector<HeapEntry>>> paused_;
+  std::deque<HeapEntry> resumed_;  // a resumed node's waiting events, run before the heap's
   uint64_t trace_hash_;
   EventObserver event_observer_;
   uint64_t events_run_ = 0;

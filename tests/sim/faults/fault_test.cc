@@ -2,6 +2,8 @@
 // printed as TOML reads back as the same values.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "core/env/random.h"
 #include "sim/faults/fault.h"
 #include "sim/faults/injector.h"
@@ -129,6 +131,73 @@ name = "t"
 schedule = [ { at = "1s", kind = "clock-skew", node = "n1", amount = -950 } ]
 )";
   EXPECT_FALSE(parse_scenario(stopped, "stopped.toml").ok());
+}
+
+}  // namespace
+}  // namespace sluice::sim
+
+namespace sluice::sim {
+namespace {
+
+using namespace std::chrono_literals;
+
+// process-pause, slow-disk, stalled-fsync and swizzle-clog: plain values in a schedule that print and read back, drawn
+// at rates, and refused with clear errors for amounts that mean nothing.
+TEST(Fault, PauseSlowDiskAndSwizzleKindsParsePrintAndDraw) {
+  Scenario s;
+  s.name = "x";
+  s.brokers = 3;
+  s.topics.push_back({"t", 1, {}});
+  s.schedule = {Fault{1s, FaultKind::kProcessPause, "n1", "", 2500ms, 0, "", ""},
+                Fault{2s, FaultKind::kSlowDisk, "n2", "", 5s, 800, "", ""},
+                Fault{3s, FaultKind::kStalledFsync, "n3", "", 4s, 1000, "", ""},
+                Fault{4s, FaultKind::kSwizzleClog, "n2", "", 8s, 2, "", ""}};
+  const std::string text = to_toml(s);
+  EXPECT_NE(text.find("kind = \"process-pause\", node = \"n1\", length = \"2.5s\" }"), std::string::npos) << text;
+  EXPECT_NE(text.find("kind = \"slow-disk\", node = \"n2\", length = \"5s\", amount = 800"), std::string::npos)
+      << text;
+  Result<Scenario> back = parse_scenario(text, "printed.toml");
+  ASSERT_TRUE(back.ok()) << back.status().to_string() << "\n" << text;
+  EXPECT_EQ(back->schedule, s.schedule);
+
+  const std::string rates = R"(name = "r"
+brokers = 3
+duration = "60s"
+[[topics]]
+name = "t"
+[faults]
+rates = [
+  { kind = "process-pause", per_minute = 4, length_min = "1s", length_max = "4s" },
+  { kind = "slow-disk", per_minute = 4, amount_min = 50, amount_max = 900 },
+  { kind = "stalled-fsync", per_minute = 4 },
+  { kind = "swizzle-clog", per_minute = 6, length_min = "4s", length_max = "8s" },
+]
+)";
+  Result<Scenario> drawn = parse_scenario(rates, "rates.toml");
+  ASSERT_TRUE(drawn.ok()) << drawn.status().to_string();
+  Random rng(3);
+  const std::vector<Fault> schedule = draw_schedule(drawn->rates, {"n1", "n2", "n3"}, 1s, 60s, rng);
+  std::map<FaultKind, size_t> drawn_kinds;
+  for (const Fault& f : schedule) {
+    ++drawn_kinds[f.kind];
+    if (f.kind == FaultKind::kSlowDisk) EXPECT_TRUE(f.amount >= 50 && f.amount <= 900) << f.amount;
+    if (f.kind == FaultKind::kStalledFsync) EXPECT_EQ(f.amount, 1000) << "the default";
+    if (f.kind == FaultKind::kSwizzleClog) EXPECT_EQ(f.amount, 0) << "half the brokers";
+    if (f.kind == FaultKind::kProcessPause) EXPECT_TRUE(f.length >= 1s && f.length <= 4s);
+  }
+  EXPECT_EQ(drawn_kinds.size(), 4u) << to_toml(schedule);
+
+  auto refused = [](const std::string& fault, const std::string& why) {
+    const std::string text = "name = \"x\"\nbrokers = 3\n[[topics]]\nname = \"t\"\n[faults]\nschedule = [ " + fault +
+                             " ]\n";
+    Result<Scenario> r = parse_scenario(text, "bad.toml");
+    ASSERT_FALSE(r.ok()) << fault;
+    EXPECT_NE(r.status().message().find(why), std::string::npos) << r.status().to_string();
+  };
+  refused("{ at = \"1s\", kind = \"slow-disk\", node = \"n1\", amount = 0 }", "amount (milliseconds)");
+  refused("{ at = \"1s\", kind = \"stalled-fsync\", node = \"n1\", amount = -5 }", "amount (milliseconds)");
+  refused("{ at = \"1s\", kind = \"swizzle-clog\", node = \"n1\", amount = 4 }", "swizzle-clog of 4 brokers");
+  refused("{ at = \"1s\", kind = \"swizzle-clog\", node = \"n1\", amount = -1 }", "must not be negative");
 }
 
 }  // namespace
