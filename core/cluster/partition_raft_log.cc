@@ -155,6 +155,9 @@ raft::Index PartitionRaftLog::entry_start(raft::Index index) const {
   if (!base.ok()) {
     // Retention or DeleteRecords (which run beside the raft driver) may have moved the start past it meanwhile.
     if (offset < log_.log_start_offset()) return entry_start(index);
+    // Or, asked off the driver (RaftHost::wait_committed on a producer's fiber), the driver's truncation cut the
+    // entry meanwhile: nothing is left to align to, and nothing is wrong with the log.
+    if (offset >= log_.log_end_offset()) return index;
     poison(base.status());
     return index;
   }
@@ -239,7 +242,8 @@ raft::Index PartitionRaftLog::log_start() const {
   if (start == log_.log_end_offset() || !failure_.ok()) return raft_index_for_end_offset(start);
   Result<int64_t> base = log_.batch_base_offset_containing(start);
   if (!base.ok()) {
-    if (log_.log_start_offset() != start) return log_start();  // moved meanwhile (retention beside the driver)
+    // Moved meanwhile (retention beside the driver), or a truncation beside this lookup emptied the log.
+    if (log_.log_start_offset() != start || log_.log_end_offset() == start) return log_start();
     poison(base.status());
     return raft_index_for_end_offset(start);
   }

@@ -208,8 +208,9 @@ class PartitionLog {
   Status restart_at(int64_t offset, int32_t epoch);
   // The base offset of the batch holding `offset` (the first batch after it when it lies in a gap compaction left;
   // the log end when none follows). OFFSET_OUT_OF_RANGE unless log start <= offset < log end. An offset index lookup
-  // and a short header walk.
-  Result<int64_t> batch_base_offset_containing(int64_t offset) const;
+  // and a short header walk. A cut of the segment under the lookup (a truncation beside it) makes it start over,
+  // as read() does.
+  Result<int64_t> batch_base_offset_containing(int64_t offset);
   // The leader epoch of the batch holding `offset`, by the epoch cache: nullopt outside [log start, log end) or
   // when no epoch covers it (batches written without one, -1). A batch whose epoch is below the latest one when
   // appended (a client's, through append()) is counted in the epoch then in force.
@@ -300,8 +301,11 @@ class PartitionLog {
   Status rebuild_leader_epochs();
   // Whether the last batch's epoch is what the cache says of it (a stale or foreign file fails this).
   Result<bool> leader_epochs_agree_with_last_batch() const;
-  // The header of the first batch whose last offset is >= `offset`, across segments; nullopt when none is.
-  Result<std::optional<BatchHeader>> first_batch_ending_at_or_after(int64_t offset) const;
+  // The header of the first batch whose last offset is >= `offset`, across segments; nullopt when none is. With
+  // `cut` set, a cut of a segment under the lookup sets *cut and answers nullopt instead of failing.
+  Result<std::optional<BatchHeader>> first_batch_ending_at_or_after(int64_t offset, bool* cut = nullptr) const;
+  // Before a read that a cut interrupted starts over: until a running truncation (or a rollback's cut) is done.
+  void wait_for_cut();
   Status cut_suffix(int64_t end_offset);  // truncate_to's work on the files, as the flusher (syncing_)
   Status truncated_error(int64_t end_offset) const;  // NOT_LEADER_OR_FOLLOWER: [.., end_offset) was cut
   Result<std::optional<ReadResult>> read_once(int64_t offset, size_t max_bytes, int64_t upper_bound_offset);

@@ -20,12 +20,16 @@ Result<ReadResult> PartitionLog::read(int64_t offset, size_t max_bytes, int64_t 
                          dir_ + ": truncations kept cutting the log under a read at offset " + std::to_string(offset));
     }
     SLUICE_PROBE("partition_log.read_retried_after_cut");
-    if (truncating_) {
-      while (truncating_) truncation_done_.wait();
-    } else {
-      // A rollback's or seal's cut, finished by its fiber once its I/O is (a yield would not let time advance).
-      env_.scheduler.sleep_for(std::chrono::milliseconds(1));
-    }
+    wait_for_cut();
+  }
+}
+
+void PartitionLog::wait_for_cut() {
+  if (truncating_) {
+    while (truncating_) truncation_done_.wait();
+  } else {
+    // A rollback's or seal's cut, finished by its fiber once its I/O is (a yield would not let time advance).
+    env_.scheduler.sleep_for(std::chrono::milliseconds(1));
   }
 }
 

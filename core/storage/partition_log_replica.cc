@@ -130,28 +130,51 @@ Result<AppendResult> PartitionLog::append_as_replica(ByteView batches, const App
 
 // ---- batch boundaries ----
 
-Result<std::optional<BatchHeader>> PartitionLog::first_batch_ending_at_or_after(int64_t offset) const {
+Result<std::optional<BatchHeader>> PartitionLog::first_batch_ending_at_or_after(int64_t offset, bool* cut) const {
   auto it = segments_.upper_bound(offset);
   if (it != segments_.begin()) --it;
   while (it != segments_.end()) {
     const std::shared_ptr<Segment> segment = it->second;  // alive across the reads
-    SLUICE_ASSIGN_OR_RETURN(std::optional<BatchHeader> header, segment->batch_header_at_or_after(offset));
+    const uint64_t generation = segment->cut_generation();
+    const bool cutting = segment->cutting();
+    Result<std::optional<BatchHeader>> found = segment->batch_header_at_or_after(offset);
+    if (cut != nullptr && (cutting || segment->cut_generation() != generation)) {
+      *cut = true;
+      return std::optional<BatchHeader>();
+    }
+    SLUICE_ASSIGN_OR_RETURN(std::optional<BatchHeader> header, std::move(found));
     if (header.has_value()) return header;
     it = segments_.upper_bound(segment->base_offset());  // a gap at its end; the map may have changed meanwhile
   }
   return std::optional<BatchHeader>();
 }
 
-Result<int64_t> PartitionLog::batch_base_offset_containing(int64_t offset) const {
-  if (offset < log_start_offset_ || offset >= log_end_offset_) {
-    return kafka_error(ErrorCode::kOffsetOutOfRange, dir_ + ": offset " + std::to_string(offset) + " is outside [" +
-                                                         std::to_string(log_start_offset_) + ", " +
-                                                         std::to_string(log_end_offset_) + ")");
+// Called beside the raft driver too (an acks=all wait looks up its entry on the producer's fiber), while the driver
+// truncates.
+Result<int64_t> PartitionLog::batch_base_offset_containing(int64_t offset) {
+  constexpr int kAttempts = 4;
+  for (int attempt = 1;; ++attempt) {
+    if (offset < log_start_offset_ || offset >= log_end_offset_) {
+      return kafka_error(ErrorCode::kOffsetOutOfRange, dir_ + ": offset " + std::to_string(offset) +
+                                                           " is outside [" + std::to_string(log_start_offset_) +
+                                                           ", " + std::to_string(log_end_offset_) + ")");
+    }
+    bool cut = false;
+    SLUICE_ASSIGN_OR_RETURN(std::optional<BatchHeader> header, first_batch_ending_at_or_after(offset, &cut));
+    if (!cut) {
+      if (!header.has_value()) return log_end_offset_;  // a gap up to the log end (a cut that left one)
+      SLUICE_ASSERT(header->last_offset() >= offset);
+      SLUICE_ASSERT(header->base_offset < log_end_offset_);
+      return header->base_offset;
+    }
+    SLUICE_ASSERT(!header.has_value());
+    if (attempt == kAttempts) {
+      return kafka_error(ErrorCode::kNotLeaderOrFollower, dir_ + ": truncations kept cutting the log under a lookup "
+                                                                 "of offset " + std::to_string(offset));
+    }
+    SLUICE_PROBE("partition_log.batch_lookup_retried_after_cut");
+    wait_for_cut();
   }
-  SLUICE_ASSIGN_OR_RETURN(std::optional<BatchHeader> header, first_batch_ending_at_or_after(offset));
-  if (!header.has_value()) return log_end_offset_;  // a gap up to the log end (a cut that left one)
-  SLUICE_ASSERT(header->last_offset() >= offset);
-  return header->base_offset;
 }
 
 // ---- the epoch cache ----
