@@ -192,8 +192,10 @@ Result<storage::AppendResult> Partition::append_to_log(ByteView batch, bool defe
 Result<Appended> Partition::append_idempotent(ByteView batch, const storage::BatchHeader& header, bool defer_sync) {
   SLUICE_ASSERT(header.producer_id >= 0);
   SLUICE_TRY(check_not_removed());
-  SLUICE_TRY(producer_state_.load_once(*log_));
   const ProducerState::Turn turn(producer_state_, header.producer_id);
+  // Loaded once the turn is ours: a replica that became leader while the turn waited has invalidated the state, and
+  // a check against it unloaded would take a retry for a new producer's first batch.
+  SLUICE_TRY(producer_state_.load_once(*log_));
   SLUICE_TRY(check_not_removed());  // the partition may have gone while the turn or the load waited
   producer_state_.expire_when_due(log_->log_start_offset());
   SLUICE_ASSIGN_OR_RETURN(std::optional<ProducerBatch> original, producer_state_.producers().check(header));

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <optional>
 #include <set>
 
 #include "core/base/assert.h"
@@ -171,20 +170,17 @@ struct RaftTransport::State {
 
   // The higher-id side: reads the dialer's handshake, then serves the connection.
   void accept_one(std::unique_ptr<Stream> stream) {
-    Bytes body;
     if (stopped) return stream->close();
-    std::optional<Result<Frame>> read;
-    {
-      // Forgotten however the read ends: a killed node unwinds this fiber from inside it.
-      struct Handshaking {
-        std::set<Stream*>& set;
-        Stream* stream;
-        ~Handshaking() { set.erase(stream); }
-      } registered{handshaking, stream.get()};
-      handshaking.insert(stream.get());
-      read.emplace(read_frame(*stream, body));
-    }
-    const Result<Frame>& frame = *read;
+    // Forgotten however this ends (a killed node unwinds this fiber from inside the read); nothing suspends between
+    // the read and the return, so the entry never outlives the stream.
+    struct Handshaking {
+      std::set<Stream*>& set;
+      Stream* stream;
+      ~Handshaking() { set.erase(stream); }
+    } registered{handshaking, stream.get()};
+    handshaking.insert(stream.get());
+    Bytes body;
+    Result<Frame> frame = read_frame(*stream, body);
     const bool known = frame.ok() && frame->kind == FrameKind::kHandshake && peers.contains(frame->handshake_from) &&
                        frame->handshake_from < self;
     if (!known) {
