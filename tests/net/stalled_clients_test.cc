@@ -176,6 +176,7 @@ bool closed_by_broker(int fd, std::chrono::steady_clock::time_point deadline) {
 }
 
 struct BrokerFacts {
+  uint64_t accepted = 0;
   size_t open = 0;
   uint64_t idle_closed = 0;
   uint64_t partial_dropped = 0;
@@ -203,7 +204,7 @@ TEST(StalledClients, AThousandStalledSocketsDoNotLockOutANewClientAndAreClosedAf
     auto promise = std::make_shared<std::promise<BrokerFacts>>();
     std::future<BrokerFacts> future = promise->get_future();
     real.loop().post([&broker, promise] {
-      promise->set_value(BrokerFacts{broker->open_connections(), broker->idle_connections_closed(),
+      promise->set_value(BrokerFacts{broker->connections_accepted(), broker->open_connections(), broker->idle_connections_closed(),
                                      broker->partial_requests_dropped()});
     });
     return future.get();
@@ -231,6 +232,12 @@ TEST(StalledClients, AThousandStalledSocketsDoNotLockOutANewClientAndAreClosedAf
       ++counts[static_cast<int>(kind)];
     }
     opened = static_cast<int>(fds.size());
+    // Every stalled socket accepted first (a full accept queue can leave a handshake the client saw complete
+    // unaccepted for a while): the new client is then the broker's 1,001st.
+    const auto accept_deadline = std::chrono::steady_clock::now() + 60s;
+    while (facts().accepted < static_cast<uint64_t>(opened) && std::chrono::steady_clock::now() < accept_deadline) {
+      std::this_thread::sleep_for(10ms);
+    }
     good_answered = answered(port);
     rss_stalled = rss_bytes();
     const auto deadline = std::chrono::steady_clock::now() + 120s;  // a failure guard: the bounds are 2-3 s
@@ -275,7 +282,7 @@ TEST(StalledClients, AThousandStalledSocketsDoNotLockOutANewClientAndAreClosedAf
       static_cast<double>(growth) / 1024.0 / std::max(opened, 1));
   // Per socket: a fiber's touched stack, the 16 KiB read-ahead, a partial frame's buffer that follows the bytes
   // sent (48 KiB), never the 100 MiB declared (which would be ~33 GiB here).
-  EXPECT_LT(growth, int64_t{opened} * 256 * 1024);
+  EXPECT_LT(growth, int64_t{opened} * 128 * 1024);
   EXPECT_EQ(closed, opened) << "stalled sockets still open after the bounds";
   EXPECT_EQ(after.open, 0U);
   EXPECT_EQ(after.idle_closed, static_cast<uint64_t>(counts[0] + counts[3]));
