@@ -204,8 +204,8 @@ TEST(StalledClients, AThousandStalledSocketsDoNotLockOutANewClientAndAreClosedAf
     auto promise = std::make_shared<std::promise<BrokerFacts>>();
     std::future<BrokerFacts> future = promise->get_future();
     real.loop().post([&broker, promise] {
-      promise->set_value(BrokerFacts{broker->connections_accepted(), broker->open_connections(), broker->idle_connections_closed(),
-                                     broker->partial_requests_dropped()});
+      promise->set_value(BrokerFacts{broker->connections_accepted(), broker->open_connections(),
+                                     broker->idle_connections_closed(), broker->partial_requests_dropped()});
     });
     return future.get();
   };
