@@ -1,6 +1,7 @@
 #include "core/kafka/broker.h"
 
 #include <algorithm>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -104,6 +105,18 @@ class ReplicatedOffsets final : public group::OffsetsPartitions {
   MutationSet mutations_;
 };
 
+// The address a connection counts against for max.connections.per.ip: its peer's host, with an IPv4 address
+// that reached a dual-stack listener as ::ffff:a.b.c.d counted as a.b.c.d (Java sees an Inet4Address there).
+std::string peer_host(const Address& peer) {
+  constexpr std::string_view kMapped = "::ffff:";
+  const std::string_view host = peer.host;
+  if (host.size() > kMapped.size() && host.substr(0, kMapped.size()) == kMapped &&
+      host.find('.') != std::string_view::npos) {
+    return std::string(host.substr(kMapped.size()));
+  }
+  return peer.host;
+}
+
 }  // namespace
 
 Broker::Broker(Env env, BrokerConfig config, std::unique_ptr<storage::LogManager> logs)
@@ -167,6 +180,8 @@ ErrorCode Broker::partition_not_here(const storage::TopicPartition& tp) const {
 void Broker::serve(Listener& listener) {
   listener_ = &listener;
   while (!stopping_) {
+    wait_for_connection_slot();
+    if (stopping_) break;
     Result<std::unique_ptr<Stream>> accepted = listener.accept();
     if (!accepted.ok()) {
       if (accepted.status().code() == Code::kClosed || stopping_) break;
@@ -174,15 +189,24 @@ void Broker::serve(Listener& listener) {
       env_.scheduler.sleep_for(kAcceptBackoff);
       continue;
     }
-    if (connections_.size() >= static_cast<size_t>(config_.max_connections)) {
-      env_.log.warn("refusing a connection from {}: max.connections={} reached",
-                    (*accepted)->peer().to_string(), config_.max_connections);
+    // Kafka's ConnectionQuotas: the limit of the peer's address, counted over its open connections.
+    std::string host = peer_host((*accepted)->peer());
+    const int32_t limit = config_.max_connections_for(host);
+    if (connections_per_host_[host] >= limit) {
+      env_.log.info(
+          "rejected a connection from {}: that address already has the configured maximum of {} "
+          "connections (max.connections.per.ip)",
+          host, limit);
+      ++connections_rejected_per_ip_;
+      if (connections_per_host_[host] == 0) connections_per_host_.erase(host);
       (*accepted)->close();
       continue;
     }
+    ++connections_per_host_[host];
     const uint64_t id = next_connection_id_++;
     Connection& connection = connections_[id];
     connection.stream = std::move(accepted).value();
+    connection.host = std::move(host);
     env_.log.debug("accepted connection {} from {}", id, connection.stream->peer().to_string());
     connection.fiber = env_.scheduler.spawn("conn." + std::to_string(id), [this, id] { run_connection(id); });
   }
@@ -196,14 +220,31 @@ void Broker::serve(Listener& listener) {
   SLUICE_ASSERT(connections_.empty());
 }
 
+void Broker::wait_for_connection_slot() {
+  const auto limit = static_cast<size_t>(config_.max_connections);
+  if (connections_.size() < limit) return;
+  env_.log.warn("max.connections={} reached: the next connection is accepted when one closes", limit);
+  while (!stopping_ && connections_.size() >= limit) connection_closed_.wait();
+}
+
 void Broker::run_connection(uint64_t id) {
   // Forgets the connection (and closes its stream) however the fiber ends, unwinding included.
   struct Forget {
     Broker& broker;
     uint64_t id;
-    ~Forget() { broker.connections_.erase(id); }
+    ~Forget() { broker.forget_connection(id); }
   } forget{*this, id};
   serve_connection(*this, *connections_.at(id).stream);
+}
+
+void Broker::forget_connection(uint64_t id) {
+  auto it = connections_.find(id);
+  SLUICE_ASSERT(it != connections_.end());
+  auto host = connections_per_host_.find(it->second.host);
+  SLUICE_ASSERT(host != connections_per_host_.end() && host->second > 0);
+  if (--host->second == 0) connections_per_host_.erase(host);
+  connections_.erase(it);
+  connection_closed_.notify_all();
 }
 
 void Broker::stop() {
@@ -211,6 +252,7 @@ void Broker::stop() {
   if (listener_ != nullptr) listener_->close();
   for (auto& [id, connection] : connections_) connection.stream->close();
   notify_appended();  // long polls end early
+  connection_closed_.notify_all();  // an accept loop parked at max.connections ends
   groups_->shutdown();      // parked JoinGroup/SyncGroup requests are answered, so their connections can end
 }
 

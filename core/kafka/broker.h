@@ -6,6 +6,8 @@
 // frame of socket.request.max.bytes). In cluster mode (BrokerConfig::cluster_mode()) it also owns a ClusterTopics
 // (cluster_topics.h): the node's cluster membership, the partition reconciler and the proposals handlers make.
 //
+// Connections are bounded in number (max.connections, max.connections.per.ip) and in time (connection.cc).
+//
 // Fibers: open(), serve(), stop() and close() from the node's fibers. stop() may come from any fiber or a signal
 // callback; serve() then returns once every connection fiber has ended.
 #pragma once
@@ -77,6 +79,12 @@ class Broker {
 
   uint64_t connections_accepted() const { return next_connection_id_ - 1; }
   size_t open_connections() const { return connections_.size(); }
+  // Connections closed by their time bounds (connections.max.idle.ms, request.timeout.ms for a frame's rest), and
+  // accepted connections closed at once for max.connections.per.ip (and its overrides).
+  uint64_t idle_connections_closed() const { return idle_connections_closed_; }
+  uint64_t partial_requests_dropped() const { return partial_requests_dropped_; }
+  uint64_t connections_rejected_per_ip() const { return connections_rejected_per_ip_; }
+  void count_expiry(bool idle) { ++(idle ? idle_connections_closed_ : partial_requests_dropped_); }
   // Requests read with bytes after their body, which Kafka ignores and so does this broker (handler.h).
   uint64_t requests_with_trailing_bytes() const { return requests_with_trailing_bytes_; }
   void count_trailing_bytes() { ++requests_with_trailing_bytes_; }
@@ -84,10 +92,14 @@ class Broker {
  private:
   Broker(Env env, BrokerConfig config, std::unique_ptr<storage::LogManager> logs);
   void run_connection(uint64_t id);
+  // max.connections: parks the accept loop while the broker is at the limit (Kafka's acceptor blocks likewise).
+  void wait_for_connection_slot();
+  void forget_connection(uint64_t id);
 
   struct Connection {
     std::unique_ptr<Stream> stream;
     FiberRef fiber;
+    std::string host;  // counted in connections_per_host_
   };
 
   Env env_;
@@ -104,7 +116,12 @@ class Broker {
   bool stopping_ = false;
   uint64_t next_connection_id_ = 1;
   uint64_t requests_with_trailing_bytes_ = 0;
+  uint64_t idle_connections_closed_ = 0;
+  uint64_t partial_requests_dropped_ = 0;
+  uint64_t connections_rejected_per_ip_ = 0;
   std::map<uint64_t, Connection> connections_;
+  std::map<std::string, int32_t> connections_per_host_;
+  WaitQueue connection_closed_{env_.scheduler};
 };
 
 // Serves one connection until the peer closes it, a request is malformed, or the broker stops.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <vector>
 
@@ -80,6 +81,16 @@ const std::array kKeys = {
         [](BrokerConfig& c, const ConfigValue& v) { c.group.offset_metadata_max_bytes = as_int(v); }},
     Key{"offsets.topic.segment.bytes", int_between(1, INT32_MAX),
         [](BrokerConfig& c, const ConfigValue& v) { c.group.offsets_topic_segment_bytes = as_int(v); }},
+    // Stalled and greedy clients. A negative idle bound never closes (Kafka's -1); the cap keeps deadlines in range.
+    Key{"connections.max.idle.ms", long_between(INT64_MIN, int64_t{1'000'000'000'000}),
+        [](BrokerConfig& c, const ConfigValue& v) {
+          c.connections_max_idle =
+              v.integer < 0 ? std::nullopt : std::optional<Duration>(std::chrono::milliseconds(v.integer));
+        }},
+    Key{"request.timeout.ms", int_between(1, INT32_MAX),
+        [](BrokerConfig& c, const ConfigValue& v) { c.request_timeout = std::chrono::milliseconds(v.integer); }},
+    Key{"max.connections.per.ip", int_between(0, INT32_MAX),
+        [](BrokerConfig& c, const ConfigValue& v) { c.max_connections_per_ip = as_int(v); }},
 };
 
 constexpr std::array<std::string_view, 4> kServerKeys = {"listeners", "advertised.listeners", "log.dirs", "log.dir"};
@@ -251,10 +262,41 @@ Result<MutationSet> parse_mutations(const std::map<std::string, std::string>& se
   return parsed;
 }
 
+constexpr std::string_view kPerIpOverridesKey = "max.connections.per.ip.overrides";
+
+// max.connections.per.ip.overrides, Kafka's "host:count,..." (split at each entry's last ':', so "::1:5" is host
+// ::1), hosts of Kafka's valid host characters; max.connections.per.ip=0 only beside overrides, as Kafka requires.
+Status parse_connection_limits(const std::map<std::string, std::string>& settings, BrokerConfig& config) {
+  const std::string* raw = find(settings, kPerIpOverridesKey);
+  if (raw != nullptr && !trim(*raw).empty()) {
+    for (const std::string& item : storage::split_config_list(*raw)) {
+      const std::string_view entry = trim(item);
+      const size_t colon = entry.rfind(':');
+      const std::string host(trim(entry.substr(0, colon == std::string_view::npos ? 0 : colon)));
+      const bool valid_host = !host.empty() && std::all_of(host.begin(), host.end(), [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) != 0 ||
+               std::string_view("-%._:").find(ch) != std::string_view::npos;
+      });
+      if (colon == std::string_view::npos || !valid_host) {
+        return storage::invalid_config(kPerIpOverridesKey, *raw, fmt::format("entry '{}' is not host:count", entry));
+      }
+      Result<ConfigValue> count = storage::parse_config_value(
+          kPerIpOverridesKey, std::string(trim(entry.substr(colon + 1))), int_between(0, INT32_MAX));
+      if (!count.ok()) return count.status();
+      config.max_connections_per_ip_overrides[host] = as_int(*count);
+    }
+  }
+  if (config.max_connections_per_ip == 0 && config.max_connections_per_ip_overrides.empty()) {
+    return storage::invalid_config("max.connections.per.ip", "0",
+                                   fmt::format("0 is allowed only together with {}", kPerIpOverridesKey));
+  }
+  return Status();
+}
+
 }  // namespace
 
 bool BrokerConfig::is_broker_key(std::string_view name) {
-  if (name == kMutationsKey || name == kVotersKey) return true;
+  if (name == kMutationsKey || name == kVotersKey || name == kPerIpOverridesKey) return true;
   for (const Key& key : kKeys) {
     if (key.name == name) return true;
   }
@@ -274,6 +316,7 @@ Result<BrokerConfig> BrokerConfig::from_map(const std::map<std::string, std::str
   }
   SLUICE_TRY(check_node_id_synonyms(settings, config));
   SLUICE_TRY(parse_cluster(settings, config));
+  SLUICE_TRY(parse_connection_limits(settings, config));
   SLUICE_ASSIGN_OR_RETURN(config.storage, storage::BrokerStorageConfig::from_map(settings));
   SLUICE_ASSIGN_OR_RETURN(config.mutations, parse_mutations(settings));
   config.storage.mutations = config.mutations;

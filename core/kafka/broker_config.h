@@ -26,7 +26,7 @@ struct BrokerConfig {
   int32_t num_partitions = 1;                           // num.partitions: auto-created topics and CreateTopics with -1
   int16_t default_replication_factor = 1;               // default.replication.factor (one node: only 1 is possible)
   size_t socket_request_max_bytes = 100 * 1024 * 1024;  // socket.request.max.bytes: the largest request frame
-  int32_t max_connections = 1000;                       // max.connections: further accepts are closed at once
+  int32_t max_connections = INT32_MAX;  // max.connections: at the limit, accepting waits for a connection to close
   // group.initial.rebalance.delay.ms, group.{min,max}.session.timeout.ms, offsets.topic.num.partitions,
   // offsets.topic.replication.factor,
   // offsets.retention.minutes, offsets.retention.check.interval.ms, offset.metadata.max.bytes,
@@ -44,6 +44,19 @@ struct BrokerConfig {
   // The raft host's tick in cluster mode (elections take 10-20 ticks); not a Kafka setting: tests shorten it.
   Duration raft_tick = std::chrono::milliseconds(100);
   bool cluster_mode() const { return !controller_quorum_voters.empty(); }
+  // Stalled and greedy clients (connection.cc, broker.cc): connections.max.idle.ms (nullopt: -1, never), and
+  // request.timeout.ms, which here bounds how long the rest of a request frame may take once the broker waits for
+  // it. max.connections.per.ip and max.connections.per.ip.overrides ("host:count,..."): a connection from a host
+  // at its limit is accepted and closed at once. Hosts are peers' addresses as accepted (IP literals; simulated
+  // node names), never resolved.
+  std::optional<Duration> connections_max_idle = std::chrono::minutes(10);
+  Duration request_timeout = std::chrono::seconds(30);
+  int32_t max_connections_per_ip = INT32_MAX;
+  std::map<std::string, int32_t> max_connections_per_ip_overrides;
+  int32_t max_connections_for(const std::string& host) const {
+    auto it = max_connections_per_ip_overrides.find(host);
+    return it == max_connections_per_ip_overrides.end() ? max_connections_per_ip : it->second;
+  }
   // sluice.mutations: known bugs planted for the simulator's checkers (core/base/mutations.h). Broker::open copies
   // them into `storage` and `group`; `sluice serve` refuses to start with any.
   MutationSet mutations;

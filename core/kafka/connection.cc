@@ -4,7 +4,9 @@
 // requests the client pipelined behind it, whose appends then share the sync round. The queue is bounded
 // (kMaxQueuedResponses), and a ready answer behind queued ones stops the reader until it is sent, so the bytes held
 // per connection stay bounded: one request (its buffer kept for the next, up to FrameReader::kKeptFrameBytes),
-// kReadAheadBytes read past it, one response body plus the queued produce answers.
+// kReadAheadBytes read past it, one response body plus the queued produce answers. The stream is watched
+// (watched_stream.h): a connection idle for connections.max.idle.ms, whose answers wait on a client that reads
+// nothing as long, or whose request frame stops arriving for request.timeout.ms is closed.
 #include <fmt/format.h>
 
 #include <array>
@@ -13,6 +15,7 @@
 #include "core/env/sync.h"
 #include "core/kafka/broker.h"
 #include "core/kafka/dispatch.h"
+#include "core/kafka/watched_stream.h"
 #include "core/protocol/frame_reader.h"
 #include "core/protocol/messages/api_versions.h"
 
@@ -54,7 +57,9 @@ struct QueuedResponse {
 // Shared by the reader (serve_connection's fiber) and the responder; shared_ptr so that neither fiber's stack owns
 // it when a node kill unwinds them.
 struct ResponseQueue {
-  explicit ResponseQueue(Scheduler& scheduler) : queued(scheduler, kMaxQueuedResponses), drained(scheduler) {}
+  ResponseQueue(Scheduler& scheduler, std::shared_ptr<WatchedStream> stream)
+      : stream(std::move(stream)), queued(scheduler, kMaxQueuedResponses), drained(scheduler) {}
+  std::shared_ptr<WatchedStream> stream;  // the responder writes to it
   Channel<QueuedResponse> queued;
   size_t unsent = 0;     // queued, or taken by the responder and not sent yet
   bool failed = false;   // the responder closed the connection
@@ -133,7 +138,7 @@ bool handle_frame(Broker& broker, Stream& stream, const std::string& peer, ByteV
   if (ready && queue->unsent == 0) return deliver(stream, *header, *outcome);  // the common case: nothing queued
   if (!queue->responder) {
     queue->responder = broker.env().scheduler.spawn(
-        "conn.responder", [&broker, &stream, peer, queue] { respond(broker, stream, peer, queue); });
+        "conn.responder", [&broker, peer, queue] { respond(broker, *queue->stream, peer, queue); });
   }
   ++queue->unsent;
   if (!queue->queued.send(QueuedResponse{std::move(*header), std::move(*outcome)})) return false;  // failed
@@ -141,11 +146,29 @@ bool handle_frame(Broker& broker, Stream& stream, const std::string& peer, ByteV
   return !queue->failed;
 }
 
+// Why the watch closed a connection, for the log (Kafka logs idle expiry below info: idle clients are normal).
+void log_expiry(Broker& broker, const std::string& peer, Expiry expiry) {
+  const BrokerConfig& config = broker.config();
+  auto ms = [](Duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
+  if (expiry == Expiry::kIdle) {
+    broker.env().log.debug("closing the connection from {}: nothing moved for connections.max.idle.ms={}", peer,
+                           ms(config.connections_max_idle.value_or(Duration::zero())));
+  } else if (expiry == Expiry::kRequestTimeout) {
+    log_close(
+        broker, peer,
+        fmt::format("a request frame stopped arriving part way (request.timeout.ms={})", ms(config.request_timeout)));
+  }
+}
+
 }  // namespace
 
-void serve_connection(Broker& broker, Stream& stream) {
-  const std::string peer = stream.peer().to_string();
-  const std::shared_ptr<ResponseQueue> queue = std::make_shared<ResponseQueue>(broker.env().scheduler);
+void serve_connection(Broker& broker, Stream& raw_stream) {
+  const std::string peer = raw_stream.peer().to_string();
+  // Shared with the responder, as the queue is.
+  const auto watched = std::make_shared<WatchedStream>(
+      raw_stream, broker.env().clock, broker.config().connections_max_idle, broker.config().request_timeout);
+  Stream& stream = *watched;
+  const std::shared_ptr<ResponseQueue> queue = std::make_shared<ResponseQueue>(broker.env().scheduler, watched);
   protocol::FrameReader reader(stream, broker.config().socket_request_max_bytes, kReadAheadBytes);
   while (true) {
     stream.set_prompt_acks(queue->unsent > 0);
@@ -158,11 +181,16 @@ void serve_connection(Broker& broker, Stream& stream) {
       break;
     }
     if (!frame->has_value()) break;  // the client closed between requests
+    watched->frame_done(reader.buffered() > 0);
     if (!handle_frame(broker, stream, peer, **frame, queue)) break;
   }
   // The answers already queued still go out (a client may half-close after its last request).
   queue->queued.close();
   if (queue->responder) broker.env().scheduler.join(*queue->responder);
+  if (watched->expired() != Expiry::kNone) {
+    log_expiry(broker, peer, watched->expired());
+    broker.count_expiry(watched->expired() == Expiry::kIdle);
+  }
   stream.close();
 }
 

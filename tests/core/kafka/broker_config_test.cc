@@ -35,7 +35,7 @@ TEST(BrokerConfig, DefaultsAreASingleNode) {
   EXPECT_EQ(c.num_partitions, 1);
   EXPECT_EQ(c.default_replication_factor, 1);
   EXPECT_EQ(c.socket_request_max_bytes, size_t{100 * 1024 * 1024});
-  EXPECT_EQ(c.max_connections, 1000);
+  EXPECT_EQ(c.max_connections, INT32_MAX);
   EXPECT_EQ(c.storage.log_retention_check_interval_ms, 5000);
 }
 
@@ -53,6 +53,41 @@ TEST(BrokerConfig, EveryBrokerKey) {
   EXPECT_EQ(c.num_partitions, 6);
   EXPECT_EQ(c.socket_request_max_bytes, size_t{1048576});
   EXPECT_EQ(c.max_connections, 50);
+}
+
+// Kafka's socket-server bounds (SocketServerConfigs) and request.timeout.ms, with Kafka's defaults and parsing.
+TEST(BrokerConfig, ConnectionBoundsHaveKafkasNamesDefaultsAndRules) {
+  const BrokerConfig d = parse_ok({});
+  EXPECT_EQ(d.connections_max_idle, std::optional<Duration>(std::chrono::milliseconds(600000)));
+  EXPECT_EQ(d.request_timeout, std::chrono::milliseconds(30000));
+  EXPECT_EQ(d.max_connections_per_ip, INT32_MAX);
+  EXPECT_TRUE(d.max_connections_per_ip_overrides.empty());
+  EXPECT_EQ(d.max_connections_for("10.0.0.1"), INT32_MAX);
+
+  const BrokerConfig c = parse_ok({{"connections.max.idle.ms", "1500"},
+                                   {"request.timeout.ms", "5000"},
+                                   {"max.connections.per.ip", "10"},
+                                   {"max.connections.per.ip.overrides", "hostName:100, 127.0.0.1:200,::1:5"}});
+  EXPECT_EQ(c.connections_max_idle, std::optional<Duration>(std::chrono::milliseconds(1500)));
+  EXPECT_EQ(c.request_timeout, std::chrono::milliseconds(5000));
+  EXPECT_EQ(c.max_connections_for("10.0.0.1"), 10);
+  EXPECT_EQ(c.max_connections_for("127.0.0.1"), 200);
+  EXPECT_EQ(c.max_connections_for("hostName"), 100);
+  EXPECT_EQ(c.max_connections_for("::1"), 5);  // split at the last ':', as Kafka's parseCsvMap
+  EXPECT_EQ(parse_ok({{"connections.max.idle.ms", "-1"}}).connections_max_idle, std::nullopt);
+  EXPECT_TRUE(parse_ok({{"max.connections.per.ip.overrides", ""}}).max_connections_per_ip_overrides.empty());
+  // 0 only with overrides (KafkaConfig's validateValues).
+  EXPECT_NE(error_of({{"max.connections.per.ip", "0"}}).find("max.connections.per.ip.overrides"), std::string::npos);
+  EXPECT_EQ(
+      parse_ok({{"max.connections.per.ip", "0"}, {"max.connections.per.ip.overrides", "a:1"}}).max_connections_for("b"),
+      0);
+  for (const char* bad : {"127.0.0.1", "bad host:3", ":4", "h:-1", "h:many", "a:1,,b:2"}) {
+    EXPECT_NE(error_of({{"max.connections.per.ip.overrides", bad}}).find("max.connections.per.ip.overrides"),
+              std::string::npos)
+        << bad;
+  }
+  EXPECT_NE(error_of({{"request.timeout.ms", "0"}}), "ok");
+  EXPECT_NE(error_of({{"max.connections.per.ip", "-1"}}), "ok");
 }
 
 // sluice.mutations: planted bugs for the simulator (core/base/mutations.h), handed to storage and groups too.
