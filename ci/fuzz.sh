@@ -11,11 +11,11 @@
 #   loader   fuzz/loader_fuzzer.cc   a partition directory in memory: LogLoader (the recovery scan, .index and
 #                                    .timeindex, .swap, partition.state), leader-epoch-checkpoint,
 #                                    cleaner-offset-checkpoint, then reads of what loaded; LogLoader::repair
-# It compiles core/base, core/env, core/protocol and core/storage into one archive (each target links what it
-# uses) and links fmt, spdlog, Boost.Context and the codecs; a generated build.ninja keeps the objects, so a run
+# It compiles core/base, core/env, core/protocol and the loader's part of core/storage into one archive (each target
+# links what it uses) and links fmt, spdlog, Boost.Context and the codecs; a generated build.ninja keeps the objects, so a run
 # after no source change rebuilds nothing, and compiles go through ccache when it is installed (./x sets
 # CCACHE_BASEDIR, so a fresh clone in another folder, as CI makes, reuses what earlier builds compiled; the first
-# build costs a few CPU-minutes). The request types are found in core/protocol/messages/*.h (every top-level
+# build costs a few CPU-minutes: ctest's first fuzz entry pays it). The request types are found in core/protocol/messages/*.h (every top-level
 # `struct <Name>Request` or `using <Name>Request = ...`), so a new message is fuzzed with no change here.
 #
 # Inputs of TARGET: build/fuzz/seeds/TARGET/ (written by fuzz/seed_corpus.cc with our own encoders and writers,
@@ -102,10 +102,18 @@ ${includes}
 generate_requests
 
 # --- build.ninja: objects with depfiles, one archive of the core parts the targets use, one binary per target. ---
+# The storage files the loader and batch targets reach (the rest of core/storage, the partition log, the log
+# manager and the cleaner, would only triple the build); a link error naming a storage symbol means this list needs
+# the file that defines it.
+readonly storage_sources=(batch_header batch_validation cleaner_checkpoint compression leader_epoch_cache log_format
+  log_loader offset_index record_codec record_reader segment segment_read time_index)
 generate_ninja() {
   local sources=() source
-  for source in "${root}"/core/{base,env,protocol,protocol/messages,storage}/*.cc; do
+  for source in "${root}"/core/{base,env,protocol,protocol/messages}/*.cc; do
     [[ -e "${source}" ]] && sources+=("${source#"${root}/"}")
+  done
+  for source in "${storage_sources[@]}"; do
+    sources+=("core/storage/${source}.cc")
   done
   local text objects="" build_lines="" target
   for source in "${sources[@]}"; do
