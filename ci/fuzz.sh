@@ -11,12 +11,13 @@
 #   loader   fuzz/loader_fuzzer.cc   a partition directory in memory: LogLoader (the recovery scan, .index and
 #                                    .timeindex, .swap, partition.state), leader-epoch-checkpoint,
 #                                    cleaner-offset-checkpoint, then reads of what loaded; LogLoader::repair
-# It compiles core/base, core/env, core/protocol and the loader's part of core/storage into one archive (each target
-# links what it uses) and links fmt, spdlog, Boost.Context and the codecs; a generated build.ninja keeps the objects, so a run
-# after no source change rebuilds nothing, and compiles go through ccache when it is installed (./x sets
-# CCACHE_BASEDIR, so a fresh clone in another folder, as CI makes, reuses what earlier builds compiled; the first
-# build costs a few CPU-minutes: ctest's first fuzz entry pays it). The request types are found in core/protocol/messages/*.h (every top-level
-# `struct <Name>Request` or `using <Name>Request = ...`), so a new message is fuzzed with no change here.
+# It compiles core/base, core/env, core/protocol and the loader's part of core/storage into one archive (each
+# target links what it uses) and links fmt, spdlog, Boost.Context and the codecs; a generated build.ninja keeps the
+# objects, so a run after no source change rebuilds nothing, and compiles go through ccache when it is installed
+# (./x sets CCACHE_BASEDIR, so a fresh clone in another folder, as CI makes, reuses what earlier builds compiled; the
+# first build costs about three CPU-minutes: ctest's first fuzz entry pays it). The request types are found in
+# core/protocol/messages/*.h (every top-level `struct <Name>Request` or `using <Name>Request = ...`), so a new
+# message is fuzzed with no change here.
 #
 # Inputs of TARGET: build/fuzz/seeds/TARGET/ (written by fuzz/seed_corpus.cc with our own encoders and writers,
 # regenerated each run), fuzz/regressions/TARGET/ (committed inputs that once found a bug), fuzz/corpus/ for
@@ -191,8 +192,8 @@ for target in "${targets[@]}"; do
   (cd "${out}" && "./${target}_fuzzer" -max_total_time="${seconds}" -timeout=10 $(options_of "${target}") \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="${out}/artifacts/" "${inputs[@]}") \
     >"${log}" 2>&1 || status=$?
-  grep -E '^[a-z_]+_fuzzer:|^#[0-9]+.*(INITED|DONE)|^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' \
-    "${log}" | head -n 40 || true
+  summary='^[a-z_]+_fuzzer:|^#[0-9]+.*(INITED|DONE)|^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)'
+  grep -E "${summary}" "${log}" | head -n 40 || true
   if [[ ${status} -ne 0 ]]; then
     echo "fuzz: ${target} FAILED (exit ${status}); the end of ${log}:" >&2
     tail -n 60 "${log}" >&2
