@@ -1,5 +1,7 @@
 // The fixed part of record_batch.h: header parsing, CRC, in-place edits and splitting. The record codec is in
 // record_codec.cc, produce validation in batch_validation.cc.
+#include <cstdint>
+
 #include "core/base/assert.h"
 #include "core/base/big_endian.h"
 #include "core/base/crc32c.h"
@@ -31,6 +33,11 @@ Result<BatchHeader> parse_batch_header(ByteView bytes) {
     return corruption("record batch length " + std::to_string(h.batch_length) + " below the header size");
   }
   if (h.last_offset_delta < 0) return corruption("negative last offset delta");
+  // last_offset() must be representable: a base offset within the delta of 2^63 is no offset a log can reach.
+  if (h.base_offset > INT64_MAX - h.last_offset_delta) {
+    return corruption("record batch offsets past 2^63 - 1: base offset " + std::to_string(h.base_offset) +
+                      ", last offset delta " + std::to_string(h.last_offset_delta));
+  }
   if (h.record_count < 0) return corruption("negative record count");
   return h;
 }

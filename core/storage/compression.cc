@@ -31,8 +31,11 @@ class BoundedOutput {
   MutableByteView room() {
     if (used_ == bytes_.size() && bytes_.size() < limit_) {
       const size_t grown = bytes_.size() > limit_ / 2 ? limit_ : bytes_.size() * 2;
-      bytes_.resize(std::max(grown, kMinGrowthBytes));
-      if (bytes_.size() > limit_) bytes_.resize(limit_);
+      const size_t size = std::min(std::max(grown, kMinGrowthBytes), limit_);
+      // Exactly that much: resize alone would let the vector double its capacity past the limit (to twice the
+      // bound, for the last step from the bound to the bound + 1).
+      bytes_.reserve(size);
+      bytes_.resize(size);
     }
     return MutableByteView(bytes_).subspan(used_);
   }
@@ -130,12 +133,21 @@ Result<Bytes> snappy_compress_raw(ByteView input) {
   return out;
 }
 
+// The most a raw snappy block can expand: its densest element, a copy with a 2-byte offset, is 3 bytes long and
+// stands for at most 64 bytes of output.
+constexpr size_t kSnappyMaxExpansion = 22;
+
 // Appends the raw block `block` to `out`, within `max_bytes` in all.
 Status snappy_append_block(ByteView block, size_t max_bytes, Bytes* out) {
   const char* in = reinterpret_cast<const char*>(block.data());
   size_t length = 0;
   if (snappy_uncompressed_length(in, block.size(), &length) != SNAPPY_OK) {
     return corruption("snappy: bad block length");
+  }
+  // The output is allocated at the length the block declares: a small block may not claim more than it can hold.
+  if (length / kSnappyMaxExpansion > block.size()) {
+    return corruption("snappy: a block of " + std::to_string(block.size()) + " bytes claims " +
+                      std::to_string(length) + " bytes of output");
   }
   if (length > max_bytes - out->size()) {
     return corruption("snappy: decompressed size exceeds " + std::to_string(max_bytes) + " bytes");

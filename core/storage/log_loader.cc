@@ -292,10 +292,13 @@ Status Loader::apply_log_start(int64_t state_log_start) {
     for (auto& [base, segment] : loaded_.segments) SLUICE_TRY(remove_segment_files(base));
     loaded_.segments.clear();
   }
-  // Segments deleted before the stop whose removal did not reach the disk.
+  // Segments deleted before the stop whose removal did not reach the disk. An empty one at the log start goes
+  // too (it ends where it starts): the log then starts at the next one's base, as the next load, which never sees
+  // the removed segment, will say.
   while (loaded_.segments.size() > 1 && loaded_.segments.begin()->second->next_offset() <= log_start) {
     SLUICE_TRY(remove_segment_files(loaded_.segments.begin()->first));
     loaded_.segments.erase(loaded_.segments.begin());
+    log_start = std::max(log_start, loaded_.segments.begin()->first);
   }
   loaded_.log_start_offset = log_start;
   return Status();

@@ -1,5 +1,7 @@
 #include "core/storage/offset_index.h"
 
+#include <algorithm>
+
 #include "core/storage/tracked_file.h"
 
 
@@ -27,9 +29,10 @@ Result<std::unique_ptr<OffsetIndex>> OffsetIndex::open(FileSystem& fs, std::stri
 }
 
 void OffsetIndex::set_max_index_bytes(int64_t max_index_bytes) {
-  SLUICE_ASSERT(max_index_bytes >= static_cast<int64_t>(kOffsetIndexEntryBytes));
-  max_entries_ = static_cast<size_t>(max_index_bytes) / kOffsetIndexEntryBytes;
-  SLUICE_ASSERT(max_entries_ >= 1);
+  // segment.index.bytes may be as low as 4 (Kafka's minimum too), below one entry: the index still holds one, so
+  // that a segment is full, and rolls, after its first entry.
+  SLUICE_ASSERT(max_index_bytes > 0);
+  max_entries_ = std::max<size_t>(1, static_cast<size_t>(max_index_bytes) / kOffsetIndexEntryBytes);
 }
 
 // Disk input: anything goes, so nothing here is asserted; a bad file loads empty and is reported.

@@ -1,5 +1,7 @@
 #include "core/storage/time_index.h"
 
+#include <algorithm>
+
 #include "core/storage/tracked_file.h"
 
 
@@ -26,9 +28,10 @@ Result<std::unique_ptr<TimeIndex>> TimeIndex::open(FileSystem& fs, std::string p
 }
 
 void TimeIndex::set_max_index_bytes(int64_t max_index_bytes) {
-  SLUICE_ASSERT(max_index_bytes >= static_cast<int64_t>(kTimeIndexEntryBytes));
-  max_entries_ = static_cast<size_t>(max_index_bytes) / kTimeIndexEntryBytes;
-  SLUICE_ASSERT(max_entries_ >= 1);
+  // segment.index.bytes may be as low as 4 (Kafka's minimum too), below one entry: the index still holds one, so
+  // that a segment is full, and rolls, after its first entry.
+  SLUICE_ASSERT(max_index_bytes > 0);
+  max_entries_ = std::max<size_t>(1, static_cast<size_t>(max_index_bytes) / kTimeIndexEntryBytes);
 }
 
 // Disk input: never asserted; a bad file loads empty and is reported through intact().

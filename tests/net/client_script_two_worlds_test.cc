@@ -136,7 +136,11 @@ std::vector<std::string> in_simulator(uint64_t seed) {
   std::vector<std::string> transcript;
   bool done = false;
   client.boot([&](Env env) {
-    env.scheduler.sleep_for(100ms);
+    // Until the broker listens (it boots on its own node): a wait on that condition, virtual time as the guard.
+    const Instant deadline = env.clock.now() + 60s;
+    while (!env.net.connect(Address{"n1", 9092}).ok() && env.clock.now() < deadline) {
+      env.scheduler.sleep_for(10ms);
+    }
     transcript = run_script(env, Address{"n1", 9092});
     done = true;
   });

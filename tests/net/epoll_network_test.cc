@@ -123,16 +123,18 @@ TEST(EpollNetworkTest, CloseFromAnotherFiberWakesABlockedRead) {
     std::unique_ptr<Stream> server_side;
     env.scheduler.spawn("server", [&] { server_side = std::move(listener->accept()).value(); });
     auto client = std::move(env.net.connect(listener->address())).value();
+    // Ready now, it runs once this fiber parks in the read below (fibers run in order, and nothing before the
+    // read parks): the close finds the read blocked.
+    bool closed_while_reading = false;
     env.scheduler.spawn("closer", [&] {
-      env.scheduler.sleep_for(20ms);
+      closed_while_reading = true;
       client->close();
     });
     uint8_t buffer[16];
-    const Instant start = env.clock.now();
     Result<size_t> n = client->read_some(buffer);  // the server never writes
     ASSERT_FALSE(n.ok());
     EXPECT_EQ(n.status().code(), Code::kClosed);
-    EXPECT_GE(env.clock.now() - start, 20ms);
+    EXPECT_TRUE(closed_while_reading);
     EXPECT_EQ(client->read_some(buffer).status().code(), Code::kClosed);
     EXPECT_EQ(client->write_all(as_bytes("x")).code(), Code::kClosed);
     client->close();  // idempotent
@@ -149,12 +151,15 @@ TEST(EpollNetworkTest, CloseFromAnotherFiberWakesABlockedWrite) {
     std::unique_ptr<Stream> server_side;  // accepts and never reads: the client's writes fill the buffers
     env.scheduler.spawn("server", [&] { server_side = std::move(listener->accept()).value(); });
     auto client = std::move(env.net.connect(listener->address())).value();
+    const Bytes huge(64 << 20, 1);
+    // Runs once the write parks (the socket buffers cannot take 64 MiB): the close finds the write blocked.
+    bool closed_while_writing = false;
     env.scheduler.spawn("closer", [&] {
-      env.scheduler.sleep_for(50ms);
+      closed_while_writing = true;
       client->close();
     });
-    const Bytes huge(64 << 20, 1);
     EXPECT_EQ(client->write_all(huge).code(), Code::kClosed);
+    EXPECT_TRUE(closed_while_writing);
   }), 0);
 }
 
@@ -162,11 +167,13 @@ TEST(EpollNetworkTest, CloseWakesABlockedAccept) {
   RealEnv real("net", LogLevel::kOff);
   ASSERT_EQ(real.run([&](Env& env) {
     std::unique_ptr<Listener> listener = listen_or_die(env);
-    env.scheduler.spawn("closer", [&] {
-      env.scheduler.sleep_for(20ms);
+    bool closed_while_accepting = false;
+    env.scheduler.spawn("closer", [&] {  // runs once the accept below parks
+      closed_while_accepting = true;
       listener->close();
     });
     Result<std::unique_ptr<Stream>> accepted = listener->accept();
+    EXPECT_TRUE(closed_while_accepting);
     ASSERT_FALSE(accepted.ok());
     EXPECT_EQ(accepted.status().code(), Code::kClosed);
     EXPECT_EQ(listener->accept().status().code(), Code::kClosed);
@@ -222,14 +229,24 @@ TEST(EpollNetworkTest, ReadingABusyStreamLetsOtherFibersRun) {
   RealEnv real("net", LogLevel::kOff);
   ASSERT_EQ(real.run([&](Env& env) {
     std::unique_ptr<Listener> listener = listen_or_die(env);
-    std::unique_ptr<Stream> server_side;
     FiberRef server = env.scheduler.spawn("server", [&] {
-      server_side = std::move(listener->accept()).value();
-      ASSERT_TRUE(server_side->write_all(pattern(64 * 1024)).ok());
+      auto stream = std::move(listener->accept()).value();
+      ASSERT_TRUE(stream->write_all(pattern(64 * 1024)).ok());
+      stream->close();
     });
     auto client = std::move(env.net.connect(listener->address())).value();
     env.scheduler.join(server);
-    env.scheduler.sleep_for(20ms);  // the bytes are all in the client's receive buffer now
+    uint8_t buffer[1024];
+    size_t received = 0;
+    while (true) {  // these reads may park while the bytes travel
+      Result<size_t> n = client->read_some(buffer);
+      ASSERT_TRUE(n.ok()) << n.status().to_string();
+      if (*n == 0) break;
+      received += *n;
+    }
+    ASSERT_EQ(received, 64u * 1024);
+    // At the end of the stream every read answers at once and never parks: a reader that kept asking would
+    // starve the loop's other fibers, unless the stream yields.
     bool reading = true;
     int other_steps = 0;
     FiberRef other = env.scheduler.spawn("other", [&] {
@@ -238,13 +255,7 @@ TEST(EpollNetworkTest, ReadingABusyStreamLetsOtherFibersRun) {
         env.scheduler.yield();
       }
     });
-    uint8_t buffer[1024];
-    size_t received = 0;
-    while (received < 64 * 1024) {
-      Result<size_t> n = client->read_some(buffer);
-      ASSERT_TRUE(n.ok() && *n > 0);
-      received += *n;
-    }
+    for (int i = 0; i < 64; ++i) ASSERT_EQ(*client->read_some(buffer), 0u);
     reading = false;
     env.scheduler.join(other);
     // 64 reads that never park: the reader yielded every 16 of them.

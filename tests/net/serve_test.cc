@@ -84,7 +84,15 @@ TEST(ServeTest, AnswersKafkaRequestsAndStopsGracefullyOnSigterm) {
     if (second.ok()) {
       EXPECT_TRUE((*second)->write_all(Bytes{0, 0, 0, 10, 0}).ok());
     }
-    env.scheduler.sleep_for(200ms);
+    // The broker accepts in order: once a later connection is answered, it holds the second one (no sleep).
+    Result<std::unique_ptr<Stream>> third = env.net.connect(address);
+    EXPECT_TRUE(third.ok()) << third.status().to_string();
+    if (third.ok()) {
+      Result<protocol::ApiVersionsResponse> response = call<protocol::ApiVersionsResponse>(
+          **third, protocol::ApiKey::kApiVersions, 0, protocol::ApiVersionsRequest{});
+      EXPECT_TRUE(response.ok()) << response.status().to_string();
+      (*third)->close();
+    }
   });
   const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(rc, 0) << log;

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """usage: check_stored_codec.py TOPIC CODEC — the broker's segments of TOPIC (under SLUICE_DATA_DIR) hold a
-batch compressed with CODEC; skipped with a note when no segment of TOPIC is found."""
+batch compressed with CODEC; fails when no segment of TOPIC is found."""
 import sys
 
 from compat import TestFailure, check_stored_codec

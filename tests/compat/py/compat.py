@@ -122,7 +122,8 @@ def run_tests(tests):
 
 # --------------------------------------------------------------------------------------------------
 # On-disk check: which codecs the stored record batches carry (Sluice keeps batches as they came on
-# the wire, docs/formats.md). Returns None when no segment of the topic is found (layout unknown).
+# the wire, docs/formats.md). Returns None when no segment of the topic is found (check_stored_codec then
+# fails).
 
 def stored_codecs(topic):
     data_dir = os.environ.get("SLUICE_DATA_DIR")
@@ -154,10 +155,11 @@ CODEC_IDS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 
 
 def check_stored_codec(topic, codec):
+    # Finding no segment is a failure, not a skip: a check that passes when it has nothing to look at proves
+    # nothing (a moved data dir or a renamed partition directory would silently turn it off).
     stored = stored_codecs(topic)
-    if stored is None:
-        step("note: no segment files of %s found under SLUICE_DATA_DIR; on-disk codec check skipped" % topic)
-        return
+    check(stored is not None, "no segment files of %s found under SLUICE_DATA_DIR (%s): the on-disk codec check "
+          "cannot run" % (topic, os.environ.get("SLUICE_DATA_DIR", "not set")))
     check(CODEC_IDS[codec] in stored,
           "the broker stored no %s batch for %s (codecs on disk: %s): the client did not compress, or the broker "
           "rewrote the batch (a Produce range not starting at v0 makes librdkafka drop gzip/snappy/lz4, KAFKA-18659)"

@@ -2,8 +2,6 @@
 // reference on buffers of many sizes (below and above ISA-L's folding thresholds) and alignments.
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <cstdio>
 #include <random>
 #include <string>
 
@@ -66,23 +64,6 @@ TEST(Crc32c, LibraryMatchesPortableOnManySizesAndAlignments) {
     const ByteView view = ByteView(buffer).first(n);
     ASSERT_EQ(crc32c(view), crc32c_bitwise(view)) << n;
   }
-}
-
-// A timing report, not a test of speed: prints throughput of both paths (built as the test binary is built).
-TEST(Crc32c, ReportsThroughput) {
-  Bytes buffer(1 << 20);
-  for (size_t i = 0; i < buffer.size(); ++i) buffer[i] = static_cast<uint8_t>(i * 131);
-  auto measure = [&](uint32_t (*f)(uint32_t, ByteView)) {
-    uint32_t crc = 0;
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < 64; ++i) crc = f(crc, buffer);
-    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-    EXPECT_NE(crc, 0u);  // keeps the loop from being optimised away
-    return 64.0 / took.count();
-  };
-  const double portable = measure(crc32c_extend_portable);
-  const double dispatched = measure(crc32c_extend);
-  std::printf("crc32c: portable %.0f MiB/s, isa-l %.0f MiB/s\n", portable, dispatched);
 }
 
 }  // namespace

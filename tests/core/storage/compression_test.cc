@@ -208,6 +208,23 @@ TEST(Compression, OutputIsBounded) {
   EXPECT_FALSE(decompress(Compression::kNone, Bytes(11), 10).ok());
 }
 
+// A raw snappy block starts with the length of its output, and the output is allocated at that length: a block of
+// a few bytes that claims 60 MiB (more than any block of its size can expand to) is refused before that
+// allocation, not after it (found by fuzz/batch_fuzzer.cc's small-input, bounded-allocation rule).
+TEST(Compression, ASnappyBlockClaimingMoreThanItCanHoldIsRefusedBeforeItsOutputIsAllocated) {
+  Bytes block;
+  for (uint32_t length = 60u << 20; length >= 0x80; length >>= 7) block.push_back(static_cast<uint8_t>(length | 0x80));
+  block.push_back(static_cast<uint8_t>((60u << 20) >> 21));
+  block.insert(block.end(), {0x00, 'x', 0x00, 'y'});  // two one-byte literals
+  Result<Bytes> r = decompress(Compression::kSnappy, block);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kCorruption);
+  EXPECT_NE(r.status().message().find("claims 62914560 bytes"), std::string::npos) << r.status().message();
+  // The densest snappy still decodes: 8 MiB of zeros is ~21 times smaller as a block, under the 22 allowed.
+  const Bytes zeros(8 << 20, 0);
+  EXPECT_EQ(must(decompress(Compression::kSnappy, must(compress(Compression::kSnappy, zeros)), 8 << 20)), zeros);
+}
+
 TEST(Compression, UnknownCodecNumbersFail) {
   const auto codec = static_cast<Compression>(5);
   EXPECT_EQ(decompress(codec, to_bytes("abc")).status().code(), Code::kCorruption);

@@ -347,5 +347,24 @@ TEST(RecordBatch, DecodeBoundsTheDeclaredCountBeforeReserving) {
   EXPECT_EQ(decode_records(huge).status().code(), Code::kCorruption);  // and no 2^31-record reservation
 }
 
+// A header whose last offset (base offset + last offset delta) would pass 2^63 - 1 is corrupt: every layer asks
+// for last_offset(), and the sum was undefined (UBSan, found by fuzz/batch_fuzzer.cc through a ListOffsets lookup).
+TEST(RecordBatch, AHeaderWhoseLastOffsetPassesTheLargestOffsetIsCorrupt) {
+  Bytes batch = from_hex(golden::kKafkaPythonSmall);
+  const int64_t delta = parse_batch_header(batch)->last_offset_delta;
+  ASSERT_GT(delta, 0);
+  set_base_offset(batch, INT64_MAX - delta);  // the largest base offset that still fits
+  ASSERT_TRUE(parse_batch_header(batch).ok());
+  EXPECT_EQ(parse_batch_header(batch)->last_offset(), INT64_MAX);
+  set_base_offset(batch, INT64_MAX - delta + 1);
+  Result<BatchHeader> header = parse_batch_header(batch);
+  ASSERT_FALSE(header.ok());
+  EXPECT_EQ(header.status().code(), Code::kCorruption);
+  EXPECT_NE(header.status().message().find("past 2^63 - 1"), std::string::npos) << header.status().message();
+  size_t consumed = 0;
+  EXPECT_FALSE(split_batches(batch, &consumed).ok());
+  EXPECT_EQ(consumed, 0u);
+}
+
 }  // namespace
 }  // namespace sluice::storage
