@@ -2,8 +2,9 @@
 // rules (ControllerApis.deleteTopics): neither or both of name and id, a name or id given twice, and a name whose
 // topic is also named by id are INVALID_REQUEST; an unknown name is UNKNOWN_TOPIC_OR_PARTITION, an unknown id
 // UNKNOWN_TOPIC_ID. __consumer_offsets is never deleted (INVALID_REQUEST, by name or id): a departure, as Kafka 3.9's
-// KRaft controller deletes it (only kafka-topics.sh refuses, on the client's side). A deleted topic's partition directories go at once (TopicTable::remove), and its committed
-// offsets leave every consumer group (GroupCoordinator::remove_offsets_of_topic), as Kafka's onPartitionsDeleted.
+// KRaft controller deletes it (only kafka-topics.sh refuses, on the client's side). A deleted topic's partition
+// directories go at once (TopicTable::remove), and its committed offsets leave every consumer group
+// (GroupCoordinator::remove_offsets_of_topic), as Kafka's onPartitionsDeleted.
 // Cluster mode: DeleteTopic is proposed to the cluster metadata (by name and id, so that a topic made again under the
 // name meanwhile is not the one deleted); the answer waits until this node removed its partitions, and every node
 // removes its own as it follows the metadata.

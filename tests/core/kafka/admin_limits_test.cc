@@ -177,10 +177,21 @@ TEST(AdminLimits, OneCreateTopicsWritesAtMostKafkasTenThousandRecords) {
 }
 
 TEST(AdminLimits, OneCreatePartitionsAddsAtMostKafkasTenThousandPartitions) {
-  BrokerHarness harness;
+  BrokerConfig config;
+  config.max_broker_partitions = 1'000'000;  // the request's bound alone
+  BrokerHarness harness(1, config);
   ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
     create_topic(client, "a");
     create_topic(client, "b");
+    CreatePartitionsRequest checked;
+    checked.topics.push_back({"a", 10'001, std::nullopt});  // 10000 new: the bound
+    checked.topics.push_back({"b", 2, std::nullopt});       // one more
+    checked.validate_only = true;
+    auto bound = client.call<CreatePartitionsResponse>(checked, 3);
+    ASSERT_TRUE(bound.ok());
+    EXPECT_EQ(bound->results.at(0).error_code, 0);
+    EXPECT_EQ(bound->results.at(1).error_code, kPolicyViolation);
+    EXPECT_EQ(bound->results.at(1).error_message.value_or(""), "Unable to perform excessively large batch operation.");
     CreatePartitionsRequest request;
     request.topics.push_back({"a", INT32_MAX, std::nullopt});
     request.topics.push_back({"b", 3, std::nullopt});
