@@ -27,6 +27,15 @@ struct BrokerConfig {
   int16_t default_replication_factor = 1;               // default.replication.factor (one node: only 1 is possible)
   size_t socket_request_max_bytes = 100 * 1024 * 1024;  // socket.request.max.bytes: the largest request frame
   int32_t max_connections = INT32_MAX;  // max.connections: at the limit, accepting waits for a connection to close
+  // fetch.max.bytes: the most record bytes one Fetch returns, whatever its max_bytes asks (KIP-74's first batch
+  // excepted), as Kafka's KafkaApis caps it.
+  int32_t fetch_max_bytes = 55 * 1024 * 1024;
+  // sluice.max.broker.partitions: the most partition replicas one broker holds. CreateTopics, CreatePartitions and
+  // auto-creation that would take a broker past it are refused (POLICY_VIOLATION); __consumer_offsets is made
+  // regardless. Kafka 3.9 has no such limit (KIP-578 proposed max.broker.partitions).
+  int32_t max_broker_partitions = 10000;
+  // The most a response body may take; not a setting: the int32 frame size bounds it (handler.h), tests lower it.
+  size_t max_response_bytes = SIZE_MAX;
   // group.initial.rebalance.delay.ms, group.{min,max}.session.timeout.ms, offsets.topic.num.partitions,
   // offsets.topic.replication.factor,
   // offsets.retention.minutes, offsets.retention.check.interval.ms, offset.metadata.max.bytes,

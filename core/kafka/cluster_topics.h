@@ -75,6 +75,10 @@ class ClusterTopics {
   Result<cluster::metadata::CreateTopic> plan_topic(const std::string& name, int32_t partitions,
                                                     int16_t replication_factor,
                                                     std::map<std::string, std::string> overrides);
+  // OK when the registered brokers, with these partitions added to what the image places on them, stay within
+  // sluice.max.broker.partitions; else POLICY_VIOLATION naming the first broker past it. This node's view: two
+  // concurrent proposals may together pass the limit by their sum.
+  Status check_broker_partitions(const std::vector<cluster::metadata::PartitionReplicas>& added) const;
   // A fresh topic id (Kafka's Uuid.randomUuid), for a record with a manual assignment.
   cluster::metadata::TopicId new_topic_id();
   // Proposes the record and waits until it applied and this node's table has the topic. Errors: the record's

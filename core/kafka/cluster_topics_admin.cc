@@ -2,9 +2,12 @@
 // Metadata's auto-creation each propose one record and wait until this node's state follows it.
 #include <fmt/format.h>
 
+#include <map>
+
 #include "core/base/assert.h"
 #include "core/cluster/metadata/placement.h"
 #include "core/cluster/metadata/topic_identity.h"
+#include "core/kafka/admin_limits.h"
 #include "core/kafka/cluster_topics.h"
 #include "core/protocol/error_codes.h"
 
@@ -26,6 +29,25 @@ Result<metadata::CreateTopic> ClusterTopics::plan_topic(const std::string& name,
   topic.partitions = metadata::numbered_partitions(assignment, 0);
   SLUICE_ASSERT(!metadata::is_reserved_topic_id(topic.topic_id));
   return topic;
+}
+
+Status ClusterTopics::check_broker_partitions(const std::vector<metadata::PartitionReplicas>& added) const {
+  std::map<int32_t, int64_t> adding;
+  for (const metadata::PartitionReplicas& partition : added) {
+    for (int32_t replica : partition.replicas) ++adding[replica];
+  }
+  std::map<int32_t, int64_t> held;
+  for (const auto& [name, topic] : image().topics()) {
+    for (const metadata::PartitionImage& partition : topic.partitions) {
+      for (int32_t replica : partition.replicas) {
+        if (adding.contains(replica)) ++held[replica];
+      }
+    }
+  }
+  for (const auto& [node, count] : adding) {
+    SLUICE_TRY(kafka::check_broker_partitions(node, held[node], count, config_.max_broker_partitions));
+  }
+  return Status();
 }
 
 metadata::TopicId ClusterTopics::new_topic_id() { return metadata::new_topic_id(env_.random); }

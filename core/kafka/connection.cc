@@ -35,6 +35,9 @@ void log_close(Broker& broker, const std::string& peer, const std::string& why) 
 // The size prefix and response header go in a small buffer and the body is sent from where the handler built it:
 // a fetch body is megabytes of records, copied once already.
 Status send_response(Stream& stream, const protocol::RequestHeader& header, const Bytes& body) {
+  if (body.size() > protocol::kMaxResponseBodyBytes) {  // no int32 size could frame it (handler.h encode_response)
+    return invalid_argument(fmt::format("a {}-byte response does not fit in a frame", body.size()));
+  }
   Bytes head;
   const size_t begin = protocol::begin_frame(&head);
   protocol::encode_response_header(header.api_key, header.api_version, header.correlation_id, &head);

@@ -1,5 +1,7 @@
 #include "core/kafka/handler.h"
 
+#include <algorithm>
+
 #include "core/kafka/broker.h"
 
 namespace sluice::kafka {
@@ -9,6 +11,10 @@ void note_trailing_bytes(RequestContext& ctx, size_t trailing) {
   ctx.env.log.debug("{} v{} (correlation id {}) from {}: ignored {} bytes after the request body",
                     protocol::api_name(ctx.header.api_key), ctx.version(), ctx.header.correlation_id,
                     ctx.peer.to_string(), trailing);
+}
+
+size_t max_response_bytes(const RequestContext& ctx) {
+  return std::min(ctx.broker.config().max_response_bytes, protocol::kMaxResponseBodyBytes);
 }
 
 Instant admin_deadline(const RequestContext& ctx, int32_t timeout_ms) {

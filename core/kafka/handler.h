@@ -57,13 +57,25 @@ Result<Req> decode_request(RequestContext& ctx, ByteView body) {
   return request;
 }
 
+// The most a response body may take: the int32 frame size less the response header (protocol::
+// kMaxResponseBodyBytes), or BrokerConfig::max_response_bytes when that is lower (tests lower it).
+size_t max_response_bytes(const RequestContext& ctx);
+
+// Encodes a response body at `version`. One that would not fit in a frame fails before it is built past the limit
+// (the connection then closes, logged), as no frame could carry it: never an assertion, never a wrapped size.
+template <protocol::ApiMessage Resp>
+Result<Bytes> encode_response(const Resp& response, int16_t version, size_t max_bytes) {
+  Bytes out;
+  SLUICE_TRY(protocol::encode_message(response, version, &out, max_bytes));
+  return out;
+}
+
 // Decodes Req at the request's version, runs `fn`, encodes its Resp at the same version.
 template <protocol::ApiMessage Req, protocol::ApiMessage Resp>
 Result<HandlerOutcome> typed(RequestContext& ctx, ByteView body, Result<Resp> (*fn)(RequestContext&, const Req&)) {
   SLUICE_ASSIGN_OR_RETURN(Req request, decode_request<Req>(ctx, body));
   SLUICE_ASSIGN_OR_RETURN(Resp response, fn(ctx, request));
-  Bytes out;
-  SLUICE_TRY(protocol::encode_message(response, ctx.version(), &out));
+  SLUICE_ASSIGN_OR_RETURN(Bytes out, encode_response(response, ctx.version(), max_response_bytes(ctx)));
   return HandlerOutcome{std::move(out), false, {}};
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/base/assert.h"
+#include "core/kafka/admin_limits.h"
 #include "core/kafka/topic_names.h"
 #include "core/protocol/error_codes.h"
 
@@ -75,6 +76,7 @@ Result<const TopicInfo*> TopicTable::create(const std::string& name, int32_t par
   if (topics_.count(name) != 0) {
     return kafka_error(ErrorCode::kTopicAlreadyExists, fmt::format("topic '{}' already exists", name));
   }
+  SLUICE_TRY(check_room(name, partitions));
   TopicInfo info{name, new_id(), partitions, config};
   for (int32_t p = 0; p < partitions; ++p) {
     Result<std::shared_ptr<cluster::Partition>> created = partitions_.create({name, p}, config, info.id.to_string());
@@ -111,6 +113,7 @@ Status TopicTable::add_partitions(const std::string& name, int32_t count) {
         fmt::format("topic '{}' has {} partition(s); {} is not an increase", name, info.partitions, count));
   }
   const int32_t first = info.partitions;
+  SLUICE_TRY(check_room(name, count - first));
   for (int32_t p = first; p < count; ++p) {
     Result<std::shared_ptr<cluster::Partition>> created =
         partitions_.create({name, p}, info.config, info.id.to_string());
@@ -125,6 +128,13 @@ Status TopicTable::add_partitions(const std::string& name, int32_t count) {
   info.partitions = count;  // only now: a request that finds a partition number finds its log
   env_.log.info("topic {}: {} partition(s) added, {} now", name, count - first, count);
   return Status();
+}
+
+Status TopicTable::check_room(const std::string& name, int64_t added) const {
+  if (is_coordinator_topic(name)) return Status();
+  int64_t held = 0;
+  for (const auto& [topic, info] : topics_) held += info.partitions;
+  return check_broker_partitions(config_.node_id, held, added, config_.max_broker_partitions);
 }
 
 Status TopicTable::remove(const std::string& name) {

@@ -41,16 +41,21 @@ class TopicTable {
   const TopicInfo* find_by_id(const protocol::Uuid& id) const;
   std::vector<const TopicInfo*> all() const;
 
-  // CreateTopics: validates the name (INVALID_TOPIC_EXCEPTION), the count (INVALID_PARTITIONS) and that the
-  // topic is new (TOPIC_ALREADY_EXISTS), then creates every partition; a failure part-way removes what it made.
+  // CreateTopics: validates the name (INVALID_TOPIC_EXCEPTION), the count (INVALID_PARTITIONS), that the topic is
+  // new (TOPIC_ALREADY_EXISTS) and that this node stays within sluice.max.broker.partitions (POLICY_VIOLATION;
+  // __consumer_offsets excepted), then creates every partition; a failure part-way removes what it made.
   Result<const TopicInfo*> create(const std::string& name, int32_t partitions, const storage::TopicConfig& config);
   // Metadata's auto-creation (Produce never creates, as in Kafka): the topic, created with the broker defaults
   // when auto.create.topics.enable allows and the name is valid.
   // nullptr (no error) when it does not exist and may not be created.
   Result<const TopicInfo*> find_or_create(const std::string& name);
   // CreatePartitions on one node: partitions [current, count) made with the topic's config; a failure part-way
-  // removes what it made. UNKNOWN_TOPIC_OR_PARTITION when absent, INVALID_PARTITIONS unless count is an increase.
+  // removes what it made. UNKNOWN_TOPIC_OR_PARTITION when absent, INVALID_PARTITIONS unless count is an increase,
+  // POLICY_VIOLATION past sluice.max.broker.partitions.
   Status add_partitions(const std::string& name, int32_t count);
+  // One node: OK when `added` more partitions of topic `name` keep it within sluice.max.broker.partitions (always
+  // for __consumer_offsets, which the coordinator must be able to make); for validate_only.
+  Status check_room(const std::string& name, int64_t added) const;
   // DeleteTopics: every partition's directory goes. UNKNOWN_TOPIC_OR_PARTITION when absent.
   Status remove(const std::string& name);
   // AlterConfigs: the new config for every partition, persisted, effective at once.

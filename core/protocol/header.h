@@ -23,6 +23,10 @@ namespace sluice::protocol {
 // Kafka's socket.request.max.bytes default.
 inline constexpr size_t kDefaultMaxFrameBytes = 100 * 1024 * 1024;
 inline constexpr size_t kFrameSizeBytes = 4;
+// A frame's int32 size counts the header and body after it. A response header is at most 5 bytes (correlation id
+// and an empty tagged-field block), so a response body may take up to this many.
+inline constexpr size_t kMaxResponseHeaderBytes = 5;
+inline constexpr size_t kMaxResponseBodyBytes = static_cast<size_t>(INT32_MAX) - kMaxResponseHeaderBytes;
 
 struct RequestHeader {
   ApiKey api_key = ApiKey::kApiVersions;

@@ -58,13 +58,13 @@ Result<T> decode_request(ByteView body, int16_t version, size_t* trailing) {
   return msg;
 }
 
-// Appends the body of `msg` at `version` to `*out`.
+// Appends the body of `msg` at `version` to `*out`, which must not grow past `max_bytes` (serde.h encode).
 template <ApiMessage T>
-Status encode_message(const T& msg, int16_t version, Bytes* out) {
+Status encode_message(const T& msg, int16_t version, Bytes* out, size_t max_bytes = SIZE_MAX) {
   if (!T::kVersions.contains(version)) {
     return undescribed_version(T::kApiKey, version, T::kVersions, Code::kInvalidArgument);
   }
-  return encode(msg, version, is_flexible(T::kApiKey, version), out);
+  return encode(msg, version, is_flexible(T::kApiKey, version), out, max_bytes);
 }
 
 }  // namespace sluice::protocol

@@ -182,8 +182,11 @@ class Decoder {
       if (static_cast<size_t>(count) > reader_.remaining() / sizeof(T)) {
         return reader_.fail(n, too_many_elements(count, sizeof(T)));
       }
-      v.reserve(static_cast<size_t>(count));
     }
+    // Refused before anything is built when the elements alone would make the decoded message far larger than its
+    // bytes (wire.h, kDecodeExpansion): an element may take one byte on the wire and dozens in memory.
+    if (!reader_.charge_decoded(n, static_cast<size_t>(count), sizeof(T))) return;
+    v.reserve(static_cast<size_t>(count));
     for (int32_t i = 0; i < count && reader_.ok(); ++i) {
       T element{};
       read(n, element, false);
@@ -196,6 +199,7 @@ class Decoder {
     for (const TaggedField& field : *tagged_) {
       if (field.tag != tag) continue;
       Reader sub(field.data);
+      sub.set_decode_budget(reader_.decode_budget());
       Decoder inner(sub, version_, flexible_);
       if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, Bytes>) {
         inner.read(n, v, true);  // a null tagged string or bytes reads as absent
@@ -204,6 +208,7 @@ class Decoder {
       }
       if (sub.ok() && sub.remaining() != 0) sub.fail(n, "tagged field has trailing bytes");
       if (!sub.ok()) reader_.fail(sub.status());
+      reader_.set_decode_budget(sub.decode_budget());
     }
   }
 
@@ -336,12 +341,16 @@ Status decode_leading(ByteView in, int16_t version, bool flexible, T* out, size_
   return reader.status();
 }
 
-// Appends the encoding of `msg` to `*out`. Fails (kInvalidArgument) on a null in a non-nullable version or a string
-// or array too long for its length field; `*out` then holds a partial encoding.
+// Appends the encoding of `msg` to `*out`. Fails (kInvalidArgument) on a null in a non-nullable version, a string
+// or array too long for its length field, or `*out` growing past `max_bytes` (Writer); `*out` then holds a partial
+// encoding.
 template <Serde T>
-Status encode(const T& msg, int16_t version, bool flexible, Bytes* out) {
-  Writer writer(out);
+Status encode(const T& msg, int16_t version, bool flexible, Bytes* out, size_t max_bytes = SIZE_MAX) {
+  Writer writer(out, max_bytes);
   Encoder(writer, version, flexible).write_struct(msg);
+  if (writer.ok() && out->size() > max_bytes) {  // a buffer that came with more room than the limit
+    writer.fail(encoding_too_large(max_bytes));
+  }
   return writer.status();
 }
 

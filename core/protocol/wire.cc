@@ -157,6 +157,8 @@ std::vector<TaggedField> Reader::read_tagged_fields(std::string_view where) {
   std::vector<TaggedField> fields;
   const uint32_t count = read_uvarint(where);
   if (count > remaining()) fail(where, fmt::format("{} tagged fields in {} bytes", count, remaining()));
+  if (!ok() || !charge_decoded(where, count, sizeof(TaggedField))) return fields;
+  fields.reserve(count);
   for (uint32_t i = 0; i < count && ok(); ++i) {
     TaggedField field;
     field.tag = read_uvarint(where);
@@ -168,31 +170,51 @@ std::vector<TaggedField> Reader::read_tagged_fields(std::string_view where) {
   return fields;
 }
 
+bool Reader::charge_decoded(std::string_view field, size_t count, size_t element_bytes) {
+  if (!ok()) return false;
+  if (element_bytes != 0 && count > decode_budget_ / element_bytes) {
+    fail(field, fmt::format("{} elements of {} bytes would decode a {}-byte message into more than {}x its size",
+                            count, element_bytes, in_.size(), kDecodeExpansion));
+    return false;
+  }
+  decode_budget_ -= count * element_bytes;
+  return true;
+}
+
 // --- Writer ---
 
 void Writer::fail(Status status) {
   if (ok()) status_ = std::move(status);
 }
 
-void Writer::grow(size_t bytes) {
-  out_->reserve(std::max({out_->size() + bytes, 2 * out_->capacity(), size_t{256}}));
+Status encoding_too_large(size_t max_bytes) {
+  return invalid_argument(fmt::format("the encoding exceeds its limit of {} bytes", max_bytes));
+}
+
+bool Writer::grow(size_t bytes) {
+  if (bytes > max_bytes_ || out_->size() > max_bytes_ - bytes) {
+    fail(encoding_too_large(max_bytes_));
+    return false;
+  }
+  out_->reserve(std::min(std::max({out_->size() + bytes, 2 * out_->capacity(), size_t{256}}), max_bytes_));
+  return true;
 }
 
 void Writer::put_float64(double v) { put_fixed(std::bit_cast<uint64_t>(v)); }
 
 void Writer::put_varint(int32_t v) {
   if (!ok()) return;
-  if (out_->capacity() - out_->size() < kMaxVarintBytes) grow(kMaxVarintBytes);
+  if (out_->capacity() - out_->size() < kMaxVarintBytes && !grow(kMaxVarintBytes)) return;
   ::sluice::put_varint(out_, v);
 }
 void Writer::put_varlong(int64_t v) {
   if (!ok()) return;
-  if (out_->capacity() - out_->size() < kMaxVarlongBytes) grow(kMaxVarlongBytes);
+  if (out_->capacity() - out_->size() < kMaxVarlongBytes && !grow(kMaxVarlongBytes)) return;
   ::sluice::put_varlong(out_, v);
 }
 void Writer::put_long_uvarint(uint32_t v) {
   if (!ok()) return;
-  if (out_->capacity() - out_->size() < kMaxVarintBytes) grow(kMaxVarintBytes);
+  if (out_->capacity() - out_->size() < kMaxVarintBytes && !grow(kMaxVarintBytes)) return;
   put_unsigned_varint(out_, v);
 }
 
@@ -200,7 +222,7 @@ void Writer::put_uuid(const Uuid& v) { put_raw(v.bytes); }
 
 void Writer::put_raw(ByteView v) {
   if (!ok()) return;
-  if (out_->capacity() - out_->size() < v.size()) grow(v.size());
+  if (out_->capacity() - out_->size() < v.size() && !grow(v.size())) return;
   out_->insert(out_->end(), v.begin(), v.end());
 }
 

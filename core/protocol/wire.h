@@ -26,8 +26,17 @@ namespace sluice::protocol {
 // Strings are at most this long, classic or compact (Kafka's generated code has the same bound both ways).
 inline constexpr size_t kMaxStringBytes = 0x7fff;
 
+// How much memory decoding one input may build, as arrays' elements (Decoder::read_elements): this many times the
+// input's size, plus kDecodeAllowanceBytes. Every element takes at least a byte on the wire, but an empty string
+// takes 1 or 2 and becomes 32 bytes of std::string: a 100 MiB Metadata request of empty names would decode into
+// gigabytes. The realistic requests stay under 4x (a Metadata v12 lookup by id, 18 bytes per 56-byte topic).
+inline constexpr size_t kDecodeExpansion = 8;
+inline constexpr size_t kDecodeAllowanceBytes = 64 * 1024;
+
 // A decode failure: kCorruption with INVALID_REQUEST. `message` should name the field.
 Status malformed(std::string message);
+// An encoding that would exceed its limit (Writer's max_bytes): kInvalidArgument.
+Status encoding_too_large(size_t max_bytes);
 
 // A Kafka UUID (topic ids): 16 bytes, the all-zero value meaning "none".
 struct Uuid {
@@ -90,7 +99,7 @@ struct EncodedTag {
 // run. Their slow paths (failures, long varints, growing the buffer) stay out of line in wire.cc.
 class Reader {
  public:
-  explicit Reader(ByteView in) : in_(in) {}
+  explicit Reader(ByteView in) : in_(in), decode_budget_(in.size() * kDecodeExpansion + kDecodeAllowanceBytes) {}
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
@@ -132,6 +141,13 @@ class Reader {
   // A tagged-field block: uvarint count, then per field uvarint tag, uvarint size and the bytes.
   std::vector<TaggedField> read_tagged_fields(std::string_view where);
 
+  // Takes `count` elements of `element_bytes` from the decode budget (kDecodeExpansion) before they are built;
+  // false (and failed, INVALID_REQUEST) when they would exceed what is left of it.
+  bool charge_decoded(std::string_view field, size_t count, size_t element_bytes);
+  // What is left of it: a Reader over a tagged field's bytes continues its parent's budget.
+  size_t decode_budget() const { return decode_budget_; }
+  void set_decode_budget(size_t bytes) { decode_budget_ = bytes; }
+
  private:
   // An empty view once failed.
   ByteView take(std::string_view field, size_t n) {
@@ -159,12 +175,17 @@ class Reader {
 
   ByteView in_;
   size_t pos_ = 0;
+  size_t decode_budget_;
   Status status_;
 };
 
 class Writer {
  public:
   explicit Writer(Bytes* out) : out_(out) {}
+  // `*out` never grows past `max_bytes` (its size, including what it held before): a write that would take it
+  // further fails the writer (kInvalidArgument, "exceeds ... bytes") and is dropped. For responses, whose frames
+  // carry an int32 size.
+  Writer(Bytes* out, size_t max_bytes) : out_(out), max_bytes_(max_bytes) {}
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
@@ -184,7 +205,9 @@ class Writer {
   // Lengths, counts and tags are nearly always one byte.
   void put_uvarint(uint32_t v) {
     if (v < 0x80 && ok()) [[likely]] {
-      if (out_->size() == out_->capacity()) [[unlikely]] grow(1);
+      if (out_->size() == out_->capacity()) [[unlikely]] {
+        if (!grow(1)) return;
+      }
       out_->push_back(static_cast<uint8_t>(v));
       return;
     }
@@ -209,7 +232,9 @@ class Writer {
   template <typename T>
   [[gnu::noinline, gnu::flatten]] void put_fixed(T v) {
     if (!ok()) [[unlikely]] return;
-    if (out_->capacity() - out_->size() < sizeof(T)) [[unlikely]] grow(sizeof(T));
+    if (out_->capacity() - out_->size() < sizeof(T)) [[unlikely]] {
+      if (!grow(sizeof(T))) return;
+    }
     uint8_t bytes[sizeof(T)];
     store_be<T>(bytes, v);
     [&]<size_t... I>(std::index_sequence<I...>) {
@@ -217,12 +242,14 @@ class Writer {
     }(std::make_index_sequence<sizeof(T)>());
   }
   // Makes room for `bytes` more: messages are encoded into fresh buffers, field by field, and growing from 256
-  // bytes, then doubling, skips the 1, 2, 4, ... reallocations (and copies) a vector makes on its own.
-  void grow(size_t bytes);
+  // bytes, then doubling, skips the 1, 2, 4, ... reallocations (and copies) a vector makes on its own. Never past
+  // max_bytes_: false (and failed) when `bytes` more would go beyond it.
+  bool grow(size_t bytes);
   void put_long_uvarint(uint32_t v);
   void put_length(std::string_view field, size_t n, bool compact, bool wide);
 
   Bytes* out_;
+  size_t max_bytes_ = SIZE_MAX;
   Status status_;
 };
 

@@ -64,8 +64,30 @@ const std::array kBrokerSettings = {
                   [](const BrokerConfig& c) { return std::to_string(c.default_replication_factor); }},
     BrokerSetting{"socket.request.max.bytes", ConfigType::kInt, "The largest request frame accepted, in bytes.",
                   [](const BrokerConfig& c) { return std::to_string(c.socket_request_max_bytes); }},
-    BrokerSetting{"max.connections", ConfigType::kInt, "Open connections beyond this are closed at once.",
+    BrokerSetting{"max.connections", ConfigType::kInt,
+                  "At this many open connections, accepting waits until one closes.",
                   [](const BrokerConfig& c) { return std::to_string(c.max_connections); }},
+    BrokerSetting{"max.connections.per.ip", ConfigType::kInt,
+                  "Connections from one address beyond this are accepted and closed at once.",
+                  [](const BrokerConfig& c) { return std::to_string(c.max_connections_per_ip); }},
+    BrokerSetting{"connections.max.idle.ms", ConfigType::kLong,
+                  "A connection through which no byte moved for this long is closed, in ms (-1: never).",
+                  [](const BrokerConfig& c) {
+                    if (!c.connections_max_idle) return std::string("-1");
+                    return std::to_string(
+                        std::chrono::duration_cast<std::chrono::milliseconds>(*c.connections_max_idle).count());
+                  }},
+    BrokerSetting{"request.timeout.ms", ConfigType::kInt,
+                  "A request frame that stops arriving part way is dropped after this long, in ms.",
+                  [](const BrokerConfig& c) {
+                    return std::to_string(
+                        std::chrono::duration_cast<std::chrono::milliseconds>(c.request_timeout).count());
+                  }},
+    BrokerSetting{"fetch.max.bytes", ConfigType::kInt, "The most record bytes one Fetch returns (a larger first batch excepted).",
+                  [](const BrokerConfig& c) { return std::to_string(c.fetch_max_bytes); }},
+    BrokerSetting{"sluice.max.broker.partitions", ConfigType::kInt,
+                  "The most partition replicas this broker holds; creations past it are refused.",
+                  [](const BrokerConfig& c) { return std::to_string(c.max_broker_partitions); }},
     BrokerSetting{"auto.leader.rebalance.enable", ConfigType::kBoolean,
                   "Whether leadership moves back to a partition's preferred replica once it is in sync (clusters).",
                   [](const BrokerConfig& c) { return show_bool(c.auto_leader_rebalance_enable); }},

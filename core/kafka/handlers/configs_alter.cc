@@ -6,7 +6,9 @@
 // and a key named twice are INVALID_REQUEST; a bad value INVALID_CONFIG naming the key (also for a change of the
 // create-only durability keys). Broker resources accept an empty change list and refuse any change with
 // INVALID_REQUEST, as Kafka does for a setting that cannot change while running: every Sluice broker setting is
-// read at startup only.
+// read at startup only. __consumer_offsets stays compacted alone: a change whose result has any other
+// cleanup.policy (delete, compact,delete, none; also an AlterConfigs that leaves cleanup.policy out, which resets it
+// to the broker default) is INVALID_CONFIG, a departure (Kafka 3.9 accepts it and lets retention drop offsets).
 // Cluster mode: a topic change is proposed to the cluster metadata as AlterTopicConfig, carrying only the keys whose
 // override it sets or deletes (computed from this node's view, so two concurrent changes of different keys both
 // hold; of the same key, the later applied wins). The answer waits until this node follows it.
@@ -16,6 +18,7 @@
 #include <set>
 #include <utility>
 
+#include "core/kafka/admin_limits.h"
 #include "core/kafka/broker.h"
 #include "core/kafka/handlers/configs.h"
 #include "core/kafka/handlers/handlers.h"
@@ -68,8 +71,10 @@ Status alter_topic(RequestContext& ctx, const AlterResource& resource, AlterMode
   if (resource.name.empty()) return kafka_error(ErrorCode::kInvalidRequest, "Default topic resources are not allowed.");
   SLUICE_TRY(validate_topic_name(resource.name));
   TopicTable& topics = ctx.broker.topics();
-  auto change = [&](const storage::TopicConfig& current) {
-    return storage::TopicConfig::alter(current, resource.changes, mode);
+  auto change = [&](const storage::TopicConfig& current) -> Result<storage::TopicConfig> {
+    SLUICE_ASSIGN_OR_RETURN(storage::TopicConfig next, storage::TopicConfig::alter(current, resource.changes, mode));
+    SLUICE_TRY(check_internal_topic_config(resource.name, next));
+    return next;
   };
   if (ctx.broker.cluster() != nullptr && !validate_only) return alter_in_cluster(ctx, resource.name, change);
   if (!validate_only) return topics.update_config(resource.name, change);

@@ -6,6 +6,10 @@
 // one, the new partitions continue the topic's placement. validate_only checks it all and adds nothing.
 // Departure: __consumer_offsets keeps its partition count (INVALID_REQUEST): the coordinator maps a group to a
 // partition by that count, so adding partitions would move groups away from their committed offsets.
+// Limits (admin_limits.h): the topic whose new partitions would take the request past Kafka's 10000 records gets
+// POLICY_VIOLATION ("Unable to perform excessively large batch operation."), as do later ones that would; Kafka 3.9
+// answers that topic UNKNOWN_SERVER_ERROR (its BoundedList's exception, caught per topic): a departure for a clear
+// code. A topic that would take a broker past sluice.max.broker.partitions: POLICY_VIOLATION.
 // Cluster mode: the CreatePartitions record is proposed to the cluster metadata; the answer waits until this node's
 // topic table has the new count, and every replica makes its partitions as it follows the metadata.
 #include "core/protocol/messages/create_partitions.h"
@@ -15,6 +19,7 @@
 #include <map>
 
 #include "core/group/records.h"
+#include "core/kafka/admin_limits.h"
 #include "core/kafka/broker.h"
 #include "core/kafka/handlers/handlers.h"
 #include "core/kafka/handlers/replica_assignment.h"
@@ -83,17 +88,22 @@ Status add_in_cluster(ClusterTopics& cluster, const std::string& name, const Pla
   }
   SLUICE_ASSIGN_OR_RETURN(cluster::metadata::CreatePartitions record,
                           cluster.plan_partitions(*topic, plan.added, plan.assignment));
+  SLUICE_TRY(cluster.check_broker_partitions(record.partitions));
   if (validate_only) return Status();
   return cluster.add_partitions(record, deadline);
 }
 
-Status add_one(RequestContext& ctx, const CreatePartitionsRequest::Topic& topic, bool validate_only, Instant deadline) {
+// `*records`: the PartitionRecords the request's earlier topics would make Kafka's controller write.
+Status add_one(RequestContext& ctx, const CreatePartitionsRequest::Topic& topic, bool validate_only, Instant deadline,
+               int64_t* records) {
   SLUICE_ASSIGN_OR_RETURN(Plan plan, check_topic(ctx.broker, topic));
   SLUICE_ASSERT(plan.added >= 1);
+  if (plan.added > kMaxRecordsPerRequest - *records) return excessive_batch();  // before any placement
+  *records += plan.added;
   if (ClusterTopics* cluster = ctx.broker.cluster()) {
     return add_in_cluster(*cluster, topic.name, plan, validate_only, deadline);
   }
-  if (validate_only) return Status();
+  if (validate_only) return ctx.broker.topics().check_room(topic.name, plan.added);
   return ctx.broker.topics().add_partitions(topic.name, topic.count);
 }
 
@@ -116,9 +126,10 @@ Result<CreatePartitionsResponse> create_partitions(RequestContext& ctx, const Cr
       response.results.push_back(answer(name, kafka_error(ErrorCode::kInvalidRequest, "Duplicate topic name.")));
   }
   const Instant deadline = admin_deadline(ctx, request.timeout_ms);
+  int64_t records = 0;
   for (const CreatePartitionsRequest::Topic& topic : request.topics) {
     if (mentions[topic.name] != 1) continue;
-    response.results.push_back(answer(topic.name, add_one(ctx, topic, request.validate_only, deadline)));
+    response.results.push_back(answer(topic.name, add_one(ctx, topic, request.validate_only, deadline, &records)));
   }
   return response;
 }

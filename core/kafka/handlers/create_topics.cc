@@ -1,9 +1,14 @@
 // CreateTopics (19): Kafka's KRaft rules (ReplicationControlManager.createTopics) on one node. Per topic, in Kafka's
-// order: the name (INVALID_TOPIC_EXCEPTION, also for a '.'/'_' collision with an existing topic), existence
+// order: __consumer_offsets (INVALID_REQUEST: only the group coordinator creates it, a departure), the name
+// (INVALID_TOPIC_EXCEPTION: empty, "." or "..", over 249 characters, a character outside [a-zA-Z0-9._-], or a
+// '.'/'_' collision with an existing topic), existence
 // (TOPIC_ALREADY_EXISTS), the configs (INVALID_CONFIG naming the key), then the partition count and replication
 // factor (-1 = the broker default; only 1 replica exists here) or a manual assignment (every partition on this
 // node, partitions 0..n-1). A name given twice is INVALID_REQUEST, answered once. validate_only checks it all and
 // creates nothing. From v5 a success carries the partition count, replication factor and every resulting config.
+// Limits (admin_limits.h): a request whose valid topics would make Kafka's controller write more than 10000
+// records answers every topic POLICY_VIOLATION and creates nothing, as Kafka 3.9 does; a topic that would take a
+// broker past sluice.max.broker.partitions is POLICY_VIOLATION.
 // v0 has no validate_only and no error message; v0-3 clients must name a partition count and replication factor
 // (KIP-464 is a client-side rule: Kafka's controller takes -1 as the default at every version, and so does this).
 // Cluster mode: the replication factor may be up to the registered brokers (Kafka's placement,
@@ -19,6 +24,7 @@
 #include <set>
 
 #include "core/cluster/metadata/placement.h"
+#include "core/kafka/admin_limits.h"
 #include "core/kafka/broker.h"
 #include "core/kafka/handlers/handlers.h"
 #include "core/kafka/handlers/replica_assignment.h"
@@ -48,6 +54,7 @@ std::string unify_collision_chars(std::string_view name) {
 }
 
 Status check_name(const TopicTable& topics, const std::string& name) {
+  if (is_coordinator_topic(name)) return internal_topic_creation(name);
   SLUICE_TRY(validate_topic_name(name));
   if (topics.find(name) != nullptr) {
     return kafka_error(ErrorCode::kTopicAlreadyExists, fmt::format("Topic '{}' already exists.", name));
@@ -188,6 +195,7 @@ CreateTopicsResponse::Topic create_in_cluster(ClusterTopics& cluster, const Crea
                                               const Plan& plan, bool validate_only, Instant deadline) {
   Result<cluster::metadata::CreateTopic> record = topic_record(cluster, topic.name, plan);
   if (!record.ok()) return failed(topic.name, record.status());
+  if (Status room = cluster.check_broker_partitions(record->partitions); !room.ok()) return failed(topic.name, room);
   if (validate_only) return created(topic.name, protocol::Uuid::zero(), plan);
   if (Status made = cluster.create_topic(*record, deadline); !made.ok()) return failed(topic.name, made);
   return created(topic.name, record->topic_id, plan);
@@ -200,15 +208,47 @@ CreateTopicsResponse::Topic create_one(RequestContext& ctx, const CreateTopicsRe
   if (ClusterTopics* cluster = ctx.broker.cluster()) {
     return create_in_cluster(*cluster, topic, *checked, validate_only, deadline);
   }
-  if (validate_only) return created(topic.name, protocol::Uuid::zero(), *checked);
+  if (validate_only) {
+    if (Status room = ctx.broker.topics().check_room(topic.name, checked->partitions); !room.ok()) {
+      return failed(topic.name, room);
+    }
+    return created(topic.name, protocol::Uuid::zero(), *checked);
+  }
   Result<const TopicInfo*> made = ctx.broker.topics().create(topic.name, checked->partitions, checked->config);
   if (!made.ok()) return failed(topic.name, made.status());
   return created(topic.name, (*made)->id, *checked);
 }
 
+// The metadata records Kafka's controller would write for the valid topics (admin_limits.h): a TopicRecord, a
+// ConfigRecord per key and a PartitionRecord per partition each.
+int64_t records_written(RequestContext& ctx, const CreateTopicsRequest& request,
+                        const std::map<std::string, int>& mentions) {
+  int64_t records = 0;
+  for (const CreateTopicsRequest::Topic& topic : request.topics) {
+    if (mentions.at(topic.name) != 1) continue;
+    Result<Plan> plan = check_topic(ctx, topic);
+    if (!plan.ok()) continue;
+    std::set<std::string> keys;
+    for (const CreateTopicsRequest::Config& config : topic.configs) keys.insert(config.name);
+    records += 1 + static_cast<int64_t>(keys.size()) + plan->partitions;
+  }
+  return records;
+}
+
+// Past kMaxRecordsPerRequest Kafka's controller creates nothing and answers every topic POLICY_VIOLATION.
+CreateTopicsResponse refuse_all(const CreateTopicsRequest& request) {
+  CreateTopicsResponse response;
+  std::set<std::string> answered;
+  for (const CreateTopicsRequest::Topic& topic : request.topics) {
+    if (answered.insert(topic.name).second) response.topics.push_back(failed(topic.name, excessive_batch()));
+  }
+  return response;
+}
+
 Result<CreateTopicsResponse> create_topics(RequestContext& ctx, const CreateTopicsRequest& request) {
   std::map<std::string, int> mentions;
   for (const CreateTopicsRequest::Topic& topic : request.topics) ++mentions[topic.name];
+  if (records_written(ctx, request, mentions) > kMaxRecordsPerRequest) return refuse_all(request);
   CreateTopicsResponse response;
   std::set<std::string> answered_duplicates;
   const Instant deadline = admin_deadline(ctx, request.timeout_ms);

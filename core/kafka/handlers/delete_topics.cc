@@ -1,8 +1,10 @@
 // DeleteTopics (20): by name (v0-5 TopicNames, v6 Topics[].Name) or by id (v6 Topics[].TopicId), with Kafka's KRaft
 // rules (ControllerApis.deleteTopics): neither or both of name and id, a name or id given twice, and a name whose
 // topic is also named by id are INVALID_REQUEST; an unknown name is UNKNOWN_TOPIC_OR_PARTITION, an unknown id
-// UNKNOWN_TOPIC_ID. A deleted topic's partition directories go at once (TopicTable::remove), and its committed
-// offsets leave every consumer group (GroupCoordinator::remove_offsets_of_topic), as Kafka's onPartitionsDeleted.
+// UNKNOWN_TOPIC_ID. __consumer_offsets is never deleted (INVALID_REQUEST, by name or id): a departure, as Kafka 3.9's
+// KRaft controller deletes it (only kafka-topics.sh refuses, on the client's side). A deleted topic's partition
+// directories go at once (TopicTable::remove), and its committed offsets leave every consumer group
+// (GroupCoordinator::remove_offsets_of_topic), as Kafka's onPartitionsDeleted.
 // Cluster mode: DeleteTopic is proposed to the cluster metadata (by name and id, so that a topic made again under the
 // name meanwhile is not the one deleted); the answer waits until this node removed its partitions, and every node
 // removes its own as it follows the metadata.
@@ -13,6 +15,7 @@
 #include <map>
 #include <set>
 
+#include "core/kafka/admin_limits.h"
 #include "core/kafka/broker.h"
 #include "core/kafka/handlers/handlers.h"
 #include "core/protocol/error_codes.h"
@@ -50,8 +53,9 @@ struct Deletion {
 DeleteTopicsResponse::Topic remove(const Deletion& deletion, const TopicInfo& info, bool named) {
   const std::string name = info.name;  // `info` goes with the topic
   const Uuid id = info.id;
-  const Status removed = deletion.cluster != nullptr ? deletion.cluster->delete_topic(name, id, deletion.deadline)
-                                                     : deletion.topics.remove(name);
+  const Status removed = is_coordinator_topic(name)    ? internal_topic_deletion(name)
+                         : deletion.cluster != nullptr ? deletion.cluster->delete_topic(name, id, deletion.deadline)
+                                                       : deletion.topics.remove(name);
   if (removed.ok()) return result(name, id, 0, std::nullopt);
   return result(name, named ? Uuid::zero() : id, static_cast<int16_t>(to_error_code(removed)), removed.message());
 }

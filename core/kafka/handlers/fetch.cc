@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/assert.h"
 #include "core/cluster/append_watch.h"
 #include "core/cluster/partition.h"
 #include "core/cluster/partition_manager.h"
@@ -57,11 +58,33 @@ FetchResponse::Partition error_partition(int32_t index, int16_t error_code) {
   return partition;
 }
 
-// One pass over every requested partition.
+// What a Fetch response takes besides its records, at most: per partition its fixed fields, tagged fields and
+// records length; per topic its name or id and counts; the top-level fields and a leader endpoint.
+constexpr int64_t kPartitionFramingBytes = 128;
+constexpr int64_t kTopicFramingBytes = 32;
+constexpr int64_t kResponseFramingBytes = 96;
+
+int64_t framing_bytes(const FetchRequest& request, const BrokerConfig& config) {
+  int64_t total = kResponseFramingBytes + static_cast<int64_t>(config.advertised_host.size());
+  for (const FetchRequest::Topic& topic : request.topics) {
+    total += kTopicFramingBytes + static_cast<int64_t>(topic.topic.size()) +
+             kPartitionFramingBytes * static_cast<int64_t>(topic.partitions.size());
+  }
+  return total;
+}
+
+// One pass over every requested partition. Records are bounded three ways: the request's max_bytes capped by the
+// broker's fetch.max.bytes (KafkaApis: min of the two, and min_bytes at most that), KIP-74's first-batch exception
+// aside; and, whatever the settings, what a frame can carry once the response's framing is counted, so that no
+// answer outgrows its int32 size (records that would are left out, as the limits leave them out).
 class FetchRound {
  public:
   FetchRound(RequestContext& ctx, const FetchRequest& request)
-      : ctx_(ctx), request_(request), remaining_(std::max<int64_t>(0, request.max_bytes)) {}
+      : ctx_(ctx),
+        request_(request),
+        max_bytes_(std::min<int64_t>(std::max(0, request.max_bytes), ctx.broker.config().fetch_max_bytes)),
+        remaining_(max_bytes_),
+        room_(static_cast<int64_t>(max_response_bytes(ctx)) - framing_bytes(request, ctx.broker.config())) {}
 
   // Reads every partition in request order and returns the response.
   FetchResponse run() {
@@ -89,7 +112,7 @@ class FetchRound {
 
   // Kafka answers at once when enough bytes are there, a partition failed or diverged, or a partition holds more
   // than the limits let through (the response is as full as it may be).
-  bool satisfied() const { return answer_now_ || bytes_ >= request_.min_bytes; }
+  bool satisfied() const { return answer_now_ || bytes_ >= std::min<int64_t>(request_.min_bytes, max_bytes_); }
   // True when a partition's high watermark moved after this round read it (an append notified while the round was
   // suspended in another partition's read): read again rather than wait for the next append.
   bool stale() const {
@@ -124,7 +147,9 @@ class FetchRound {
 
   RequestContext& ctx_;
   const FetchRequest& request_;
-  int64_t remaining_;        // of the request's max_bytes
+  int64_t max_bytes_;        // the request's max_bytes, at most fetch.max.bytes
+  int64_t remaining_;        // of max_bytes_
+  int64_t room_;             // for records in the response's frame (may be negative: no records fit)
   bool min_one_batch_ = true;  // no partition has returned data yet (KIP-74)
   int64_t bytes_ = 0;
   bool answer_now_ = false;
@@ -166,7 +191,8 @@ FetchResponse::Partition FetchRound::read_partition(const std::string& topic,
   }
   const cluster::FetchPosition position{request.fetch_offset, request.current_leader_epoch,
                                         request.last_fetched_epoch};
-  const int64_t limit = std::min<int64_t>(std::max(0, request.partition_max_bytes), remaining_);
+  const int64_t limit = std::max<int64_t>(
+      0, std::min({static_cast<int64_t>(std::max(0, request.partition_max_bytes)), remaining_, room_}));
   Result<cluster::PartitionRead> read = partition->read(position, static_cast<size_t>(limit), min_one_batch_);
   if (!read.ok()) {
     if (read.status().code() == Code::kCorruption) {
@@ -177,6 +203,12 @@ FetchResponse::Partition FetchRound::read_partition(const std::string& topic,
   }
   if (read->diverging) return diverged(request, *read);
   seen_.push_back({partition, read->data.high_watermark});
+  if (static_cast<int64_t>(read->data.records.size()) > room_) {
+    // Only a first batch (KIP-74) can get here, and only when it and the framing would not fit in a frame.
+    SLUICE_PROBE("fetch.records_exceed_frame");
+    read->data.records.clear();
+    answer_now_ = true;
+  }
   FetchResponse::Partition out;
   out.partition_index = request.partition;
   out.high_watermark = read->data.high_watermark;
@@ -225,6 +257,7 @@ void FetchRound::account(FetchResponse::Partition& partition, const FetchRequest
   const auto size = static_cast<int64_t>(records.size());
   bytes_ += size;
   remaining_ = std::max<int64_t>(0, remaining_ - size);
+  room_ -= size;
   if (next_offset < partition.high_watermark) answer_now_ = true;
 }
 

@@ -8,6 +8,8 @@
 //   - v10+: topic ids; v10 and v11 may not ask by id (nor with a null name): INVALID_REQUEST for every topic named;
 //   - v12: a request naming any topic id is a lookup by id (its names are ignored); an unknown id is answered
 //     UNKNOWN_TOPIC_ID with a null name, and nothing is created.
+// A topic named (or an id given) more than once is answered once, as Kafka's handler takes the request's topics
+// as a set: a request naming one large topic a million times costs one description, not a million.
 // Cluster mode: the brokers are the registered ones and the controller is the metadata group's leader (-1 while
 // none is known); every node answers for every topic of the cluster metadata. A partition's replicas are the
 // metadata's; its leader and epoch this node's replica's when it hosts one that knows a leader, else the last
@@ -20,6 +22,7 @@
 #include <algorithm>
 #include <initializer_list>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "core/base/assert.h"
@@ -122,6 +125,7 @@ Result<const TopicInfo*> create_in_cluster(RequestContext& ctx, ClusterTopics& c
   SLUICE_TRY(validate_topic_name(name));
   SLUICE_ASSIGN_OR_RETURN(cluster::metadata::CreateTopic record,
                           cluster.plan_topic(name, config.num_partitions, config.default_replication_factor, {}));
+  SLUICE_TRY(cluster.check_broker_partitions(record.partitions));
   const Status created = cluster.create_topic(record, admin_deadline(ctx, 0));
   if (!created.ok() && to_error_code(created) != ErrorCode::kTopicAlreadyExists) return created;
   return ctx.broker.topics().find(name);
@@ -191,13 +195,17 @@ std::vector<MetadataResponse::Topic> requested_topics(RequestContext& ctx, const
   if (request.all_topics(ctx.version())) {
     for (const TopicInfo* info : ctx.broker.topics().all()) out.push_back(describe(ctx, *info));
   } else if (request.by_topic_id()) {
+    std::set<protocol::Uuid> seen;
     for (const MetadataRequest::Topic& topic : *request.topics) {
-      if (!topic.topic_id.is_zero()) out.push_back(topic_by_id(ctx, topic.topic_id));
+      if (!topic.topic_id.is_zero() && seen.insert(topic.topic_id).second) {
+        out.push_back(topic_by_id(ctx, topic.topic_id));
+      }
     }
   } else {
     const bool may_create = ctx.version() < 4 || request.allow_auto_topic_creation;
+    std::set<std::string_view> seen;
     for (const MetadataRequest::Topic& topic : *request.topics) {
-      out.push_back(named_topic(ctx, *topic.name, may_create));
+      if (seen.insert(*topic.name).second) out.push_back(named_topic(ctx, *topic.name, may_create));
     }
   }
   return out;

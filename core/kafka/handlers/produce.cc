@@ -350,6 +350,7 @@ struct Answer {
   Address peer;
   int16_t version;
   int16_t acks;
+  size_t max_bytes;  // max_response_bytes
 
   Result<HandlerOutcome> operator()(const ProduceResponse& response) const {
     if (acks == 0) {
@@ -358,8 +359,7 @@ struct Answer {
       if (close) env.log.info("closing the connection from {}: an acks=0 produce failed", peer.to_string());
       return HandlerOutcome{std::nullopt, close, {}};
     }
-    Bytes out;
-    SLUICE_TRY(protocol::encode_message(response, version, &out));
+    SLUICE_ASSIGN_OR_RETURN(Bytes out, encode_response(response, version, max_bytes));
     return HandlerOutcome{std::move(out), false, {}};
   }
 };
@@ -374,7 +374,7 @@ Result<HandlerOutcome> handle_produce(RequestContext& ctx, ByteView body) {
   }
   SLUICE_ASSIGN_OR_RETURN(ProduceRequest request, decode_request<ProduceRequest>(ctx, body));
   Produced produced = produce(ctx, request);
-  const Answer answer{ctx.env, ctx.peer, ctx.version(), request.acks};
+  const Answer answer{ctx.env, ctx.peer, ctx.version(), request.acks, max_response_bytes(ctx)};
   if (produced.unacknowledged.empty()) return answer(produced.response);
   HandlerOutcome waiting;
   waiting.complete = [produced = std::move(produced), answer]() mutable -> Result<HandlerOutcome> {

@@ -4,7 +4,9 @@
 
 #include "core/protocol/messages/create_partitions.h"
 #include "core/protocol/messages/metadata.h"
+#include "core/group/coordinator.h"
 #include "tests/core/kafka/admin_test_util.h"
+#include "tests/core/kafka/fetch_test_util.h"
 
 namespace sluice::kafka {
 namespace {
@@ -125,12 +127,13 @@ TEST(AdminCreatePartitions, EveryRefusalHasKafkasCodeAndAMessage) {
 
 TEST(AdminCreatePartitions, TheOffsetsTopicKeepsItsCount) {
   BrokerHarness harness;
-  ASSERT_TRUE(harness.run([](Env, KafkaClient& client, Broker& broker) {
-    create_topic(client, "__consumer_offsets", 1);
-    const CreatePartitionsResponse response = create_partitions(client, {grow("__consumer_offsets", 60)});
+  ASSERT_TRUE(harness.run([](Env env, KafkaClient& client, Broker& broker) {
+    on_broker(env, broker, [&] { ASSERT_TRUE(broker.groups().ensure_offsets_topic().ok()); });  // only it may
+    const int32_t count = broker.config().group.offsets_topic_partitions;
+    const CreatePartitionsResponse response = create_partitions(client, {grow("__consumer_offsets", count + 10)});
     ASSERT_EQ(response.results.size(), 1u);
     EXPECT_EQ(response.results[0].error_code, 42) << "INVALID_REQUEST: groups map to its partitions by their count";
-    EXPECT_EQ(broker.topics().find("__consumer_offsets")->partitions, 1);
+    EXPECT_EQ(broker.topics().find("__consumer_offsets")->partitions, count);
   }));
 }
 
