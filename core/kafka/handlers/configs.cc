@@ -83,7 +83,8 @@ const std::array kBrokerSettings = {
                     return std::to_string(
                         std::chrono::duration_cast<std::chrono::milliseconds>(c.request_timeout).count());
                   }},
-    BrokerSetting{"fetch.max.bytes", ConfigType::kInt, "The most record bytes one Fetch returns (a larger first batch excepted).",
+    BrokerSetting{"fetch.max.bytes", ConfigType::kInt,
+                  "The most record bytes one Fetch returns (a larger first batch excepted).",
                   [](const BrokerConfig& c) { return std::to_string(c.fetch_max_bytes); }},
     BrokerSetting{"sluice.max.broker.partitions", ConfigType::kInt,
                   "The most partition replicas this broker holds; creations past it are refused.",
