@@ -264,8 +264,9 @@ void Simulation::expectations() {
       continue;
     }
     const double at = to_seconds(e.at.time_since_epoch());
-    result_.report.fail("boot", partition ? fmt::format("{}: a partition did not load at {:.3f}s: {}", e.node, at, e.text)
-                                          : fmt::format("{} failed to boot at {:.3f}s: {}", e.node, at, e.text));
+    const std::string what = partition ? fmt::format("{}: a partition did not load at {:.3f}s", e.node, at)
+                                       : fmt::format("{} failed to boot at {:.3f}s", e.node, at);
+    result_.report.fail("boot", what + ": " + e.text);
     break;
   }
   for (const Operation& op : history_.ops()) {
