@@ -41,6 +41,13 @@ class PartitionManager {
   // The partition, or null: callers that suspend while using it keep the shared_ptr (it may be removed meanwhile).
   std::shared_ptr<Partition> find(const storage::TopicPartition& tp) const;
   std::vector<storage::TopicPartition> partitions() const;
+  // A partition whose log did not load at start (storage::LogManager::offline_partition): find() does not know it,
+  // and requests for it are answered with its reason, KAFKA_STORAGE_ERROR, as Kafka's ReplicaManager answers for
+  // an offline replica. remove() and alter_config() take it; null when the partition is not offline.
+  const storage::LogManager::OfflinePartition* offline(const storage::TopicPartition& tp) const {
+    return logs_.offline_partition(tp);
+  }
+  std::vector<storage::TopicPartition> offline_partitions() const { return logs_.offline_partitions(); }
 
   // Creates the partition's log with `config` and `topic_id` (log_manager.h) and its Partition.
   Result<std::shared_ptr<Partition>> create(const storage::TopicPartition& tp, const storage::TopicConfig& config,

@@ -171,6 +171,7 @@ Status Broker::join_cluster() {
 }
 
 ErrorCode Broker::partition_not_here(const storage::TopicPartition& tp) const {
+  if (partitions_->offline(tp) != nullptr) return ErrorCode::kKafkaStorageError;  // its log did not load
   if (cluster_ == nullptr) return ErrorCode::kUnknownTopicOrPartition;
   const TopicInfo* info = topics_->find(tp.topic);
   const bool elsewhere = info != nullptr && tp.partition >= 0 && tp.partition < info->partitions;

@@ -68,8 +68,9 @@ class Broker {
   // Cluster mode's state and proposals; null on a single node.
   ClusterTopics* cluster() { return cluster_.get(); }
   const ClusterTopics* cluster() const { return cluster_.get(); }
-  // The error for a partition this node does not hold: NOT_LEADER_OR_FOLLOWER in cluster mode when the topic has
-  // that partition elsewhere (clients refresh their metadata and go to the leader), else UNKNOWN_TOPIC_OR_PARTITION.
+  // The error for a partition this node does not hold: KAFKA_STORAGE_ERROR when its log did not load (offline, as
+  // Kafka's ReplicaManager answers), NOT_LEADER_OR_FOLLOWER in cluster mode when the topic has that partition
+  // elsewhere (clients refresh their metadata and go to the leader), else UNKNOWN_TOPIC_OR_PARTITION.
   ErrorCode partition_not_here(const storage::TopicPartition& tp) const;
 
   // Wakes long polls, for whoever appended to storage directly (tests); Partition's appends wake them themselves.

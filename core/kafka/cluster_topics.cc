@@ -109,6 +109,9 @@ Status ClusterTopics::refuse_single_node_topics() {
   for (const storage::TopicPartition& tp : partitions_.partitions()) {
     if (!is_local_topic(tp.topic)) topics.insert(tp.topic);
   }
+  for (const storage::TopicPartition& tp : partitions_.offline_partitions()) {
+    if (!is_local_topic(tp.topic)) topics.insert(tp.topic);
+  }
   if (topics.empty()) return Status();
   std::string names;
   for (const std::string& topic : topics) names += (names.empty() ? "" : ", ") + topic;
@@ -229,21 +232,29 @@ bool ClusterTopics::remove_strays() {
     if (is_local_topic(tp.topic)) continue;
     const std::shared_ptr<cluster::Partition> partition = partitions_.find(tp);
     if (partition == nullptr) continue;  // removed while an earlier removal suspended
-    const TopicImage* topic = image().topic(tp.topic);
-    const char* why = nullptr;
-    if (topic == nullptr) {
-      why = "its topic is not in the cluster metadata";
-    } else if (topic->id.to_string() != partition->topic_id()) {
-      why = "it belongs to an older topic of that name";
-    } else if (tp.partition >= topic->partition_count()) {
-      why = "its topic has fewer partitions";
-    } else if (!has_replica(topic->partitions[static_cast<size_t>(tp.partition)].replicas, config_.node_id)) {
-      why = "this node is not one of its replicas";
-    }
-    if (why == nullptr) continue;
-    ok = remove_partition(tp, why).ok() && ok;
+    if (const char* why = stray_reason(tp, partition->topic_id())) ok = remove_partition(tp, why).ok() && ok;
+  }
+  // Those whose log did not load here too: their directories go with their topic.
+  for (const storage::TopicPartition& tp : partitions_.offline_partitions()) {
+    if (stopping_) return ok;
+    if (is_local_topic(tp.topic)) continue;
+    const storage::LogManager::OfflinePartition* offline = partitions_.offline(tp);
+    if (offline == nullptr) continue;  // removed while an earlier removal suspended
+    if (const char* why = stray_reason(tp, offline->topic_id)) ok = remove_partition(tp, why).ok() && ok;
   }
   return ok;
+}
+
+// Why the image no longer places this node's partition of topic `topic_id` here; null when it does.
+const char* ClusterTopics::stray_reason(const storage::TopicPartition& tp, const std::string& topic_id) const {
+  const TopicImage* topic = image().topic(tp.topic);
+  if (topic == nullptr) return "its topic is not in the cluster metadata";
+  if (topic->id.to_string() != topic_id) return "it belongs to an older topic of that name";
+  if (tp.partition >= topic->partition_count()) return "its topic has fewer partitions";
+  if (!has_replica(topic->partitions[static_cast<size_t>(tp.partition)].replicas, config_.node_id)) {
+    return "this node is not one of its replicas";
+  }
+  return nullptr;
 }
 
 Status ClusterTopics::remove_partition(const storage::TopicPartition& tp, const char* why) {
@@ -291,6 +302,12 @@ bool ClusterTopics::follow_topic(const TopicImage& topic) {
 Status ClusterTopics::host_partition(const TopicImage& topic, int32_t partition, const storage::TopicConfig& config) {
   const storage::TopicPartition tp{topic.name, partition};
   const std::string id = topic.id.to_string();
+  if (const storage::LogManager::OfflinePartition* offline = partitions_.offline(tp)) {
+    // Its log did not load here: the replica stays out of its raft group until a restart (requests for it are
+    // answered KAFKA_STORAGE_ERROR). One of an older topic of that name goes.
+    if (offline->topic_id == id) return Status();
+    SLUICE_TRY(remove_partition(tp, "it belongs to an older topic of that name"));
+  }
   std::shared_ptr<cluster::Partition> local = partitions_.find(tp);
   if (local != nullptr && local->topic_id() != id) {
     // The name was deleted and made again since remove_strays looked (it suspends).

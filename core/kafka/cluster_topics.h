@@ -134,6 +134,7 @@ class ClusterTopics {
   // One pass; false when something failed (the next pass retries it).
   bool reconcile();
   bool remove_strays();
+  const char* stray_reason(const storage::TopicPartition& tp, const std::string& topic_id) const;
   bool follow_topic(const cluster::metadata::TopicImage& topic);
   Status host_partition(const cluster::metadata::TopicImage& topic, int32_t partition,
                         const storage::TopicConfig& config);

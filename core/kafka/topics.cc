@@ -1,5 +1,7 @@
 #include "core/kafka/topics.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/base/assert.h"
@@ -28,7 +30,13 @@ protocol::Uuid TopicTable::new_id() {
 Status TopicTable::load() {
   std::map<std::string, std::vector<int32_t>> partitions;
   for (const storage::TopicPartition& tp : partitions_.partitions()) partitions[tp.topic].push_back(tp.partition);
+  // A partition whose log did not load is still one of its topic's: requests for it are answered
+  // KAFKA_STORAGE_ERROR, Metadata lists it offline.
+  for (const storage::TopicPartition& tp : partitions_.offline_partitions()) {
+    partitions[tp.topic].push_back(tp.partition);
+  }
   for (auto& [name, numbers] : partitions) {
+    std::sort(numbers.begin(), numbers.end());
     if (config_.cluster_mode() && !config_.storage.local_topics.contains(name)) continue;
     for (size_t i = 0; i < numbers.size(); ++i) {
       if (numbers[i] != static_cast<int32_t>(i)) {
@@ -38,10 +46,17 @@ Status TopicTable::load() {
     TopicInfo info;
     info.name = name;
     info.partitions = static_cast<int32_t>(numbers.size());
-    const std::shared_ptr<cluster::Partition> first = partitions_.find({name, 0});
-    SLUICE_ASSERT(first != nullptr);  // numbers start at 0
-    info.config = first->config();
-    Result<protocol::Uuid> id = protocol::Uuid::parse(first->topic_id());
+    std::string topic_id;
+    if (const std::shared_ptr<cluster::Partition> first = partitions_.find({name, 0})) {
+      info.config = first->config();
+      topic_id = first->topic_id();
+    } else {
+      const storage::LogManager::OfflinePartition* offline = partitions_.offline({name, 0});
+      SLUICE_ASSERT(offline != nullptr);  // numbers start at 0
+      info.config = offline->config;
+      topic_id = offline->topic_id;
+    }
+    Result<protocol::Uuid> id = protocol::Uuid::parse(topic_id);
     info.id = id.ok() ? *id : new_id();  // a directory made without an id gets one for this run
     topics_.emplace(name, std::move(info));
   }

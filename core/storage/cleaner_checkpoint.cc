@@ -70,7 +70,7 @@ Result<CleanerCheckpoints> read_cleaner_checkpoints(FileSystem& fs, const std::s
 
 Status write_cleaner_checkpoints(FileSystem& fs, const std::string& data_dir, const CleanerCheckpoints& checkpoints) {
   const std::string path = join_path(data_dir, kCleanerCheckpointFile);
-  return write_file_atomically(fs, path, path + ".tmp", as_bytes(encode_cleaner_checkpoints(checkpoints)));
+  return replace_file_durably(fs, path, path + ".tmp", as_bytes(encode_cleaner_checkpoints(checkpoints)));
 }
 
 }  // namespace sluice::storage

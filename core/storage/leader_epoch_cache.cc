@@ -150,8 +150,8 @@ Result<std::vector<EpochEntry>> decode_leader_epoch_checkpoint(std::string_view 
 }
 
 Status write_leader_epoch_checkpoint(FileSystem& fs, const std::string& dir, const std::vector<EpochEntry>& entries) {
-  return write_file_atomically(fs, join_path(dir, kLeaderEpochFileName), join_path(dir, kLeaderEpochTempFileName),
-                               as_bytes(encode_leader_epoch_checkpoint(entries)));
+  return replace_file_durably(fs, join_path(dir, kLeaderEpochFileName), join_path(dir, kLeaderEpochTempFileName),
+                              as_bytes(encode_leader_epoch_checkpoint(entries)));
 }
 
 Result<std::optional<std::vector<EpochEntry>>> read_leader_epoch_checkpoint(FileSystem& fs, const std::string& dir) {

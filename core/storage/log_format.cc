@@ -116,4 +116,18 @@ Result<Bytes> read_whole_file(File& file) {
   return out;
 }
 
+Status sync_failure(Status status) {
+  if (status.ok() || status.code() == Code::kIoError) return status;
+  return Status(Code::kIoError, "sync failed: " + status.message(), status.protocol_error());
+}
+
+Status replace_file_durably(FileSystem& fs, const std::string& path, const std::string& temp_path, ByteView data) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file, fs.open(temp_path, OpenMode::kCreateTruncate));
+  SLUICE_TRY(file->append(data));
+  SLUICE_TRY(sync_failure(file->sync()));
+  SLUICE_TRY(file->close());
+  SLUICE_TRY(fs.rename(temp_path, path));
+  return sync_failure(fs.sync_dir(parent_dir(path)));
+}
+
 }  // namespace sluice::storage

@@ -87,4 +87,14 @@ uint64_t get_be(const uint8_t* in, size_t bytes);
 // The whole content of a small file (an index, the state file).
 Result<Bytes> read_whole_file(File& file);
 
+// A failed sync is final (fsyncgate: the pages it dropped stay lost whatever a later sync says): as kIoError
+// whatever the OS said (ENOSPC from fdatasync too), so that callers never take it for a full disk a later try may
+// pass. OK and kIoError pass through.
+Status sync_failure(Status status);
+// write_file_atomically (a temporary file, its sync, the rename, the directory's sync) for the files a log's
+// recovery trusts (partition.state, leader-epoch-checkpoint, cleaner-offset-checkpoint): a failed sync comes back
+// as sync_failure says, and the caller takes its log offline. A failure before the temporary file's sync (a full
+// disk while writing it) changed nothing a reader trusts.
+Status replace_file_durably(FileSystem& fs, const std::string& path, const std::string& temp_path, ByteView data);
+
 }  // namespace sluice::storage

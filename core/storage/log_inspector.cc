@@ -89,7 +89,12 @@ Status read_metadata(Env env, const std::string& dir, const InspectOptions& opti
   SLUICE_ASSIGN_OR_RETURN(report.config_file_found, env.fs.exists(config_path));
   if (report.config_file_found) {
     SLUICE_ASSIGN_OR_RETURN(Bytes text, read_file(env.fs, config_path));
-    SLUICE_ASSIGN_OR_RETURN(report.config, TopicConfig::from_properties(as_chars(text), options.broker_defaults));
+    Result<TopicConfig> config = TopicConfig::from_properties(as_chars(text), options.broker_defaults);
+    if (config.ok()) {
+      report.config = std::move(*config);
+    } else {
+      report.load_refusal = "topic.properties: " + config.status().message();
+    }
   }
   SLUICE_ASSIGN_OR_RETURN(report.clean_shutdown_marker,
                           env.fs.exists(join_path(dir, std::string(kCleanShutdownFileName))));
@@ -98,7 +103,12 @@ Status read_metadata(Env env, const std::string& dir, const InspectOptions& opti
   if (has_state) {
     SLUICE_ASSIGN_OR_RETURN(Bytes bytes, read_file(env.fs, state_path));
     Result<PartitionState> state = decode_partition_state(bytes);
-    if (state.ok()) report.state = *state;
+    if (state.ok()) {
+      report.state = *state;
+    } else if (report.load_refusal.empty()) {
+      report.load_refusal = state.status().message() + " (it holds the log start offset). Run `sluice log repair " +
+                            dir + "` to remove it";
+    }
   }
   Result<std::optional<std::vector<EpochEntry>>> epochs = read_leader_epoch_checkpoint(env.fs, dir);
   if (epochs.ok()) {
@@ -120,6 +130,31 @@ Status read_cleaner_checkpoint(Env env, const std::string& dir, PartitionReport&
   auto it = checkpoints->find(*tp);
   if (it != checkpoints->end()) report.cleaner_checkpoint = it->second;
   return Status();
+}
+
+// The loader's verdict on what the scan found (log_loader.cc): an unclean open scans from the segment holding the
+// recovery point; damage in a scanned closed segment is a torn tail only at or above a recorded recovery point
+// (the segments after it then go), else it refuses the load. Segments below are trusted (reads refuse damage).
+std::string load_refusal_of(const PartitionReport& r) {
+  const int64_t recovery_point = r.state ? r.state->recovery_point : 0;
+  int64_t scan_from = r.segments.empty() ? 0 : r.segments.front().base_offset;
+  for (const SegmentReport& s : r.segments) {
+    if (s.base_offset <= recovery_point) scan_from = s.base_offset;
+  }
+  for (size_t i = 0; i + 1 < r.segments.size(); ++i) {
+    const SegmentReport& s = r.segments[i];
+    const SegmentReport& next = r.segments[i + 1];
+    const std::string repair = ". Run `sluice log repair " + r.dir + "`";
+    if (s.last_offset >= next.base_offset) {
+      return s.file + " ends at offset " + std::to_string(s.last_offset + 1) + ", past the base of the next segment " +
+             std::to_string(next.base_offset) + repair;
+    }
+    if (s.damage.empty() || r.clean_shutdown_marker || s.base_offset < scan_from) continue;
+    const int64_t damaged_at = s.last_offset >= 0 ? s.last_offset + 1 : s.base_offset;
+    const bool torn_tail = r.state && next.base_offset > recovery_point && damaged_at >= recovery_point;
+    if (!torn_tail) return s.file + ": " + s.damage + ", in a closed segment: damage, not a torn tail" + repair;
+  }
+  return "";
 }
 
 }  // namespace
@@ -151,6 +186,7 @@ Result<PartitionReport> inspect_partition(Env env, const std::string& dir, const
   for (const SegmentReport& s : report.segments) {
     if (s.last_offset >= 0) report.log_end_offset = std::max(report.log_end_offset, s.last_offset + 1);
   }
+  if (report.load_refusal.empty()) report.load_refusal = load_refusal_of(report);
   report.retention = explain_retention(report, options, &report.next_eviction_ms);
   SLUICE_TRY(read_cleaner_checkpoint(env, dir, report));
   report.compaction = explain_compaction(report, options);
@@ -171,8 +207,17 @@ Result<std::vector<PartitionReport>> inspect_path(Env env, const std::string& pa
   }
   for (const DirEntry& entry : entries) {
     if (!entry.is_directory) continue;
-    SLUICE_ASSIGN_OR_RETURN(PartitionReport report, inspect_partition(env, join_path(path, entry.name), options));
-    reports.push_back(std::move(report));
+    const std::string dir = join_path(path, entry.name);
+    Result<PartitionReport> report = inspect_partition(env, dir, options);
+    if (!report.ok()) {
+      PartitionReport unreadable;
+      unreadable.dir = dir;
+      unreadable.config = options.broker_defaults;
+      unreadable.load_refusal = "it cannot be read: " + report.status().to_string();
+      reports.push_back(std::move(unreadable));
+      continue;
+    }
+    reports.push_back(std::move(*report));
   }
   return reports;
 }

@@ -49,6 +49,10 @@ struct PartitionReport {
   std::string compaction;  // see explain_compaction
   std::optional<int64_t> cleaner_checkpoint;  // from <data dir>/cleaner-offset-checkpoint, when listed there
   std::optional<int64_t> next_eviction_ms;  // wall time of the next check that evicts something, if any is due
+  // Why a broker does not load this partition (it keeps it offline, answering KAFKA_STORAGE_ERROR for it), as the
+  // files show it by the loader's rules: a partition.state or topic.properties that does not decode, damage that
+  // recovery scans below the recovery point, overlapping segments, a directory that cannot be read. Empty: it loads.
+  std::string load_refusal;
 };
 
 struct InspectOptions {
@@ -59,7 +63,8 @@ struct InspectOptions {
 };
 
 Result<PartitionReport> inspect_partition(Env env, const std::string& dir, const InspectOptions& options);
-// A data directory (its <topic>-<partition> subdirectories) or one partition directory.
+// A data directory (its <topic>-<partition> subdirectories) or one partition directory. A subdirectory that cannot
+// be read is reported with that as its load_refusal; the others are still inspected.
 Result<std::vector<PartitionReport>> inspect_path(Env env, const std::string& path, const InspectOptions& options);
 
 // How retention treats this partition now, and when the next eviction is due (nullopt: none is).

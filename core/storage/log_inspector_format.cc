@@ -160,6 +160,7 @@ std::string format_report(const PartitionReport& r) {
   out += r.state ? ", recovery point " + std::to_string(r.state->recovery_point) : ", no partition.state";
   out += r.clean_shutdown_marker ? "\n  last stop: clean (marker present; the next open trusts the files)\n"
                                  : "\n  last stop: unclean or running (the next open scans from the recovery point)\n";
+  if (!r.load_refusal.empty()) out += "  NOT LOADED: a broker keeps it offline: " + r.load_refusal + "\n";
   out += "  segments:\n";
   for (const SegmentReport& s : r.segments) {
     out += fmt::format("    {}  offsets {}-{}  {} batches  {} records  {} bytes  time {} .. {}\n", s.file,
@@ -233,6 +234,8 @@ std::string format_reports_json(const std::vector<PartitionReport>& reports) {
     } else {
       out += "null";
     }
+    out += ",\"load_refusal\":";
+    append_json_string(out, r.load_refusal);
     out += ",\"retention\":";
     append_json_string(out, r.retention);
     out += ",\"next_eviction_ms\":" + (r.next_eviction_ms ? std::to_string(*r.next_eviction_ms) : "null");

@@ -307,8 +307,9 @@ Status Loader::apply_log_start(int64_t state_log_start) {
 Result<LoadedLog> Loader::load() {
   SLUICE_TRY(ensure_dir());
   SLUICE_ASSIGN_OR_RETURN(Listing listing, list());
-  SLUICE_ASSIGN_OR_RETURN(std::optional<int64_t> clean_end, consume_clean_marker(listing));
+  // Before the marker goes: a refusal changes nothing.
   SLUICE_ASSIGN_OR_RETURN(std::optional<PartitionState> state, read_partition_state(env_.fs, dir_));
+  SLUICE_ASSIGN_OR_RETURN(std::optional<int64_t> clean_end, consume_clean_marker(listing));
   SLUICE_TRY(clean_temp_files(listing));
   SLUICE_ASSIGN_OR_RETURN(listing, list());
   const int64_t recovery_point = state.has_value() ? state->recovery_point : 0;
@@ -335,6 +336,15 @@ Result<LoadedLog> Loader::load() {
 Result<std::string> Loader::repair() {
   SLUICE_ASSIGN_OR_RETURN(Listing listing, list());
   std::string done;
+  // A damaged partition.state goes: the next open takes the log start from the first segment and, without a
+  // recovery point, refuses damage in any closed segment (this repair leaves none).
+  Result<std::optional<PartitionState>> state = read_partition_state(env_.fs, dir_);
+  if (!state.ok() && state.status().code() == Code::kCorruption) {
+    SLUICE_TRY(env_.fs.remove(path(kStateFileName)));
+    SLUICE_TRY(env_.fs.sync_dir(dir_));
+    done = "removed the damaged " + path(kStateFileName);
+  }
+  const auto also = [&done](const std::string& more) { return done.empty() ? more : done + "; " + more; };
   int64_t previous_end = -1;
   for (auto it = listing.logs.begin(); it != listing.logs.end(); ++it) {
     SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Segment> segment, Segment::open(env_, dir_, *it, config_));
@@ -346,12 +356,12 @@ Result<std::string> Loader::repair() {
     }
     auto later = it;
     if (overlaps) {
-      done = "removed " + segment->log_path() + " and later segments (overlapping offsets)";
+      done = also("removed " + segment->log_path() + " and later segments (overlapping offsets)");
     } else {
       SLUICE_TRY(segment->truncate_file_to_valid());
       SLUICE_TRY(segment->flush());
-      done = "truncated " + segment->log_path() + " at byte " + std::to_string(scan.valid_bytes) + " (offset " +
-             std::to_string(scan.next_offset) + ": " + scan.problem + ")";
+      done = also("truncated " + segment->log_path() + " at byte " + std::to_string(scan.valid_bytes) + " (offset " +
+                  std::to_string(scan.next_offset) + ": " + scan.problem + ")");
       ++later;
     }
     SLUICE_TRY(segment->close());
@@ -373,8 +383,8 @@ Result<std::string> LogLoader::repair(Env env, const std::string& dir, const Seg
 }
 
 Status write_partition_state(FileSystem& fs, const std::string& dir, const PartitionState& state) {
-  return write_file_atomically(fs, join_path(dir, kStateFileName), join_path(dir, kStateTempFileName),
-                               encode_partition_state(state));
+  return replace_file_durably(fs, join_path(dir, kStateFileName), join_path(dir, kStateTempFileName),
+                              encode_partition_state(state));
 }
 
 Result<std::optional<PartitionState>> read_partition_state(FileSystem& fs, const std::string& dir) {
@@ -384,7 +394,16 @@ Result<std::optional<PartitionState>> read_partition_state(FileSystem& fs, const
   SLUICE_ASSIGN_OR_RETURN(Bytes bytes, read_whole_file(**file));
   SLUICE_TRY((*file)->close());
   Result<PartitionState> state = decode_partition_state(bytes);
-  if (!state.ok()) return std::optional<PartitionState>();
+  if (!state.ok()) {
+    SLUICE_PROBE("log_loader.partition_state_damaged");
+    const std::string message =
+        join_path(dir, state.status().message()) +  // "<dir>/partition.state: CRC mismatch"
+        ". It records the log start offset: loading without it would serve records deleted below it again, so the "
+        "partition is not loaded. Run `sluice log repair " +
+        dir + "` to remove it (the log start then becomes the first segment's base, and deleted records still in "
+              "that segment come back).";
+    return Status(Code::kCorruption, message, static_cast<int16_t>(ErrorCode::kKafkaStorageError));
+  }
   return std::optional<PartitionState>(*state);
 }
 

@@ -13,6 +13,7 @@
 //     segments below the one holding the recovery point are trusted; from that one on every batch is checked.
 //     A bad batch in the LAST segment is a torn tail: the segment is cut there. In any other segment it is
 //     damage: the partition is refused with a message naming the file, the position, the offset and the repair.
+//     A partition.state that does not verify refuses the load too (read_partition_state).
 //  4. The log start is max(partition.state's, first segment's base); if the log end is below it every segment
 //     goes. Segments wholly below the log start (deleted before the stop) are removed.
 //  5. Recovered segments are synced, so the recovery point becomes the log end.
@@ -45,9 +46,12 @@ class LogLoader {
   static Result<std::string> repair(Env env, const std::string& dir, const SegmentConfig& config);
 };
 
-// partition.state, written atomically: a temporary file, sync, rename, sync_dir.
+// partition.state, written atomically: a temporary file, sync, rename, sync_dir. A failed sync is kIoError
+// (replace_file_durably): final, the caller's log goes offline.
 Status write_partition_state(FileSystem& fs, const std::string& dir, const PartitionState& state);
-// nullopt when there is none or it does not verify (then the log is scanned from its first segment).
+// nullopt when there is none (then the log start is the first segment's base and every segment is scanned). One
+// that does not verify refuses the load (kCorruption, KAFKA_STORAGE_ERROR, naming `sluice log repair`, which
+// removes it): it holds the log start offset, and ignoring it would serve deleted records again.
 Result<std::optional<PartitionState>> read_partition_state(FileSystem& fs, const std::string& dir);
 
 }  // namespace sluice::storage

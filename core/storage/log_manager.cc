@@ -72,7 +72,7 @@ Result<std::unique_ptr<LogManager>> LogManager::open(Env env, std::string data_d
       env.log.warn("{}: ignoring directory {} (not <topic>-<partition>)", manager->data_dir_, entry.name);
       continue;
     }
-    SLUICE_TRY(manager->load_partition(entry.name));
+    manager->load_partition(entry.name);
   }
   Result<CleanerCheckpoints> checkpoints = read_cleaner_checkpoints(env.fs, manager->data_dir_);
   if (checkpoints.ok()) {
@@ -80,32 +80,58 @@ Result<std::unique_ptr<LogManager>> LogManager::open(Env env, std::string data_d
   } else {  // losing the cleaner's progress only costs a repeated pass: compaction is idempotent
     env.log.warn("{}: ignoring the cleaner checkpoint: {}", manager->data_dir_, checkpoints.status().to_string());
   }
-  env.log.info("{}: loaded {} partitions", manager->data_dir_, manager->entries_.size());
+  if (manager->offline_.empty()) {
+    env.log.info("{}: loaded {} partitions", manager->data_dir_, manager->entries_.size());
+  } else {
+    env.log.error("{}: loaded {} partitions; {} did not load and are offline", manager->data_dir_,
+                  manager->entries_.size(), manager->offline_.size());
+  }
   return manager;
 }
 
-Status LogManager::load_partition(const std::string& name) {
+// One partition that does not load stays offline with its reason; the broker serves the rest.
+void LogManager::load_partition(const std::string& name) {
   const std::optional<TopicPartition> tp = parse_partition_dir(name);
   SLUICE_ASSERT(tp.has_value());
   const std::string dir = join_path(data_dir_, name);
-  TopicConfig config = config_.topic_defaults;
-  const std::string config_path = join_path(dir, kConfigFile);
-  SLUICE_ASSIGN_OR_RETURN(bool has_config, env_.fs.exists(config_path));
-  if (has_config) {
-    SLUICE_ASSIGN_OR_RETURN(std::string text, read_small_file(env_.fs, config_path));
-    SLUICE_ASSIGN_OR_RETURN(config, TopicConfig::from_properties(text, config_.topic_defaults));
-  }
-  std::string topic_id;
-  const std::string metadata_path = join_path(dir, kMetadataFile);
-  SLUICE_ASSIGN_OR_RETURN(bool has_metadata, env_.fs.exists(metadata_path));
-  if (has_metadata) {
-    SLUICE_ASSIGN_OR_RETURN(std::string text, read_small_file(env_.fs, metadata_path));
-    topic_id = decode_topic_id(text);
-  }
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<PartitionLog> log, PartitionLog::open(env_, dir, settings_for(*tp, config)));
-  report_recovery(*tp, *log);
-  entries_.emplace(*tp, Entry{std::move(config), std::move(log), std::move(topic_id)});
-  return Status();
+  OfflinePartition known{config_.topic_defaults, "", Status()};
+  const Status loaded = [&]() -> Status {
+    const std::string config_path = join_path(dir, kConfigFile);
+    SLUICE_ASSIGN_OR_RETURN(bool has_config, env_.fs.exists(config_path));
+    if (has_config) {
+      SLUICE_ASSIGN_OR_RETURN(std::string text, read_small_file(env_.fs, config_path));
+      SLUICE_ASSIGN_OR_RETURN(known.config, TopicConfig::from_properties(text, config_.topic_defaults));
+    }
+    const std::string metadata_path = join_path(dir, kMetadataFile);
+    SLUICE_ASSIGN_OR_RETURN(bool has_metadata, env_.fs.exists(metadata_path));
+    if (has_metadata) {
+      SLUICE_ASSIGN_OR_RETURN(std::string text, read_small_file(env_.fs, metadata_path));
+      known.topic_id = decode_topic_id(text);
+    }
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<PartitionLog> log,
+                            PartitionLog::open(env_, dir, settings_for(*tp, known.config)));
+    report_recovery(*tp, *log);
+    entries_.emplace(*tp, Entry{known.config, std::move(log), known.topic_id});
+    return Status();
+  }();
+  if (loaded.ok()) return;
+  SLUICE_PROBE("log_manager.partition_offline_at_load");
+  env_.log.error("{}: partition {} is offline, it did not load: {}", data_dir_, tp->to_string(), loaded.to_string());
+  known.reason = Status(loaded.code() == Code::kOk ? Code::kIoError : loaded.code(),
+                        tp->to_string() + " is offline: it did not load: " + loaded.message(),
+                        static_cast<int16_t>(ErrorCode::kKafkaStorageError));
+  offline_.emplace(*tp, std::move(known));
+}
+
+const LogManager::OfflinePartition* LogManager::offline_partition(const TopicPartition& tp) const {
+  auto it = offline_.find(tp);
+  return it == offline_.end() ? nullptr : &it->second;
+}
+
+std::vector<TopicPartition> LogManager::offline_partitions() const {
+  std::vector<TopicPartition> out;
+  for (const auto& [tp, offline] : offline_) out.push_back(tp);
+  return out;
 }
 
 LogSettings LogManager::settings_for(const TopicPartition& tp, const TopicConfig& config) const {
@@ -161,6 +187,7 @@ Result<PartitionLog*> LogManager::create_partition(const TopicPartition& tp, con
                                                    const std::string& topic_id) {
   if (closed_) return closed("log manager is closed");
   if (entries_.count(tp)) return already_exists("partition " + tp.to_string() + " exists");
+  if (const OfflinePartition* offline = offline_partition(tp)) return offline->reason;
   if (!parse_partition_dir(tp.dir_name())) return invalid_argument("bad partition name " + tp.to_string());
   const std::string dir = join_path(data_dir_, tp.dir_name());
   SLUICE_TRY(env_.fs.create_dirs(dir));
@@ -206,6 +233,7 @@ std::string LogManager::topic_id(const TopicPartition& tp) const {
 Status LogManager::delete_partition(const TopicPartition& tp) {
   if (closed_) return closed("log manager is closed");
   LockGuard lock(maintenance_);  // no retention or cleaner pass is using the log meanwhile
+  if (offline_.count(tp) != 0) return delete_offline_partition(tp);
   auto it = entries_.find(tp);
   if (it == entries_.end()) return not_found("partition " + tp.to_string());
   std::shared_ptr<PartitionLog> log = std::move(it->second.log);
@@ -223,6 +251,23 @@ Status LogManager::delete_partition(const TopicPartition& tp) {
   Status closed_log = log->close();
   if (!closed_log.ok()) env_.log.warn("{}: close before delete: {}", tp.to_string(), closed_log.to_string());
   log.reset();
+  return remove_partition_dir(tp);
+}
+
+// Nothing was loaded: only its directory goes (with the damage, or the files the failing disk held).
+Status LogManager::delete_offline_partition(const TopicPartition& tp) {
+  offline_.erase(tp);
+  LogEffect deleted;
+  deleted.kind = LogEffect::Kind::kPartitionDeleted;
+  deleted.tp = tp;
+  deleted.now_ms = wall_ms();
+  report(deleted);
+  cleaner_checkpoints_.erase(tp);
+  uncleanable_.erase(tp);
+  return remove_partition_dir(tp);
+}
+
+Status LogManager::remove_partition_dir(const TopicPartition& tp) {
   const std::string dir = join_path(data_dir_, tp.dir_name());
   SLUICE_ASSIGN_OR_RETURN(std::vector<DirEntry> files, env_.fs.list(dir));
   for (const DirEntry& file : files) SLUICE_TRY(env_.fs.remove(join_path(dir, file.name)));
@@ -239,6 +284,11 @@ std::vector<TopicPartition> LogManager::partitions() const {
 }
 
 Status LogManager::alter_config(const TopicPartition& tp, const TopicConfig& config) {
+  if (auto offline = offline_.find(tp); offline != offline_.end()) {
+    SLUICE_TRY(write_config(tp, config));  // its topic.properties still follows the topic's
+    offline->second.config = config;
+    return Status();
+  }
   auto it = entries_.find(tp);
   if (it == entries_.end()) return kafka_error(ErrorCode::kUnknownTopicOrPartition, tp.to_string());
   SLUICE_TRY(write_config(tp, config));

@@ -41,7 +41,9 @@ namespace sluice::storage {
 class LogManager {
  public:
   // Loads every partition directory under `data_dir` (creating the directory when missing). A partition that
-  // refuses to load (interior damage) fails the whole open with its message: nothing is served half-loaded.
+  // refuses to load (interior damage, a damaged partition.state, an I/O error) stays offline with its reason
+  // (offline_partition) and the others load: one bad partition does not keep the broker from the rest. Fails only
+  // when the data directory itself cannot be made or listed.
   // `effects` (may be null) hears of every declared effect (effects.h) and must outlive the manager.
   static Result<std::unique_ptr<LogManager>> open(Env env, std::string data_dir, BrokerStorageConfig config,
                                                   EffectSink* effects = nullptr);
@@ -49,11 +51,13 @@ class LogManager {
   LogManager(const LogManager&) = delete;
   LogManager& operator=(const LogManager&) = delete;
 
-  // Creates the partition with `config` (kAlreadyExists when present). `topic_id` (the topic's UUID in Kafka's
+  // Creates the partition with `config` (kAlreadyExists when present; an offline partition's reason when it is
+  // offline). `topic_id` (the topic's UUID in Kafka's
   // text form, opaque here) is kept in the partition's `partition.metadata`, as Kafka does.
   Result<PartitionLog*> create_partition(const TopicPartition& tp, const TopicConfig& config,
                                          const std::string& topic_id = "");
-  // Closes the partition's log and removes its directory (DeleteTopics). kNotFound when absent.
+  // Closes the partition's log and removes its directory (DeleteTopics); an offline partition's directory goes too.
+  // kNotFound when absent.
   Status delete_partition(const TopicPartition& tp);
   PartitionLog* find(const TopicPartition& tp) const;
   // For callers that suspend while using the log (reads, long polls): it stays valid even if the partition is
@@ -62,7 +66,18 @@ class LogManager {
   const TopicConfig* topic_config(const TopicPartition& tp) const;
   // The topic id given at creation ("" when none was).
   std::string topic_id(const TopicPartition& tp) const;
-  std::vector<TopicPartition> partitions() const;
+  std::vector<TopicPartition> partitions() const;  // the loaded ones (find() answers them)
+
+  // A partition whose directory did not load at open: find() does not know it, requests for it are answered with
+  // `reason` (KAFKA_STORAGE_ERROR), and only a restart (after `sluice log repair`, or once the disk is healthy)
+  // or its deletion ends it. A log that goes offline while loaded stays in find() (PartitionLog::offline()).
+  struct OfflinePartition {
+    TopicConfig config;  // the broker defaults when its topic.properties did not load either
+    std::string topic_id;
+    Status reason;
+  };
+  const OfflinePartition* offline_partition(const TopicPartition& tp) const;
+  std::vector<TopicPartition> offline_partitions() const;
   // Applies a new config to the partition at once (settings, retention) and persists it.
   Status alter_config(const TopicPartition& tp, const TopicConfig& config);
 
@@ -112,7 +127,9 @@ class LogManager {
 
  private:
   LogManager(Env env, std::string data_dir, BrokerStorageConfig config, EffectSink* effects);
-  Status load_partition(const std::string& name);
+  void load_partition(const std::string& name);  // into entries_, or offline_ with the reason
+  Status delete_offline_partition(const TopicPartition& tp);
+  Status remove_partition_dir(const TopicPartition& tp);
   // The topic's, with the planted mutations; a replicated log's high watermark and syncs are its raft group's.
   LogSettings settings_for(const TopicPartition& tp, const TopicConfig& config) const;
   int64_t wall_ms() const;
@@ -128,6 +145,8 @@ class LogManager {
   // Percent of the data directory's file system in use, rounded down; from the last reading while it is fresh.
   Result<int64_t> disk_used_percent(bool reread);
   Status free_oldest(const TopicPartition& tp);
+  // The data directory's cleaner-offset-checkpoint after a change of `tp`'s entry (log_manager_cleaner.cc).
+  Status save_cleaner_checkpoints(const TopicPartition& tp, PartitionLog& log);
   void retention_loop();
   void cleaner_loop();
   std::optional<TopicPartition> filthiest(int64_t now_ms) const;
@@ -137,6 +156,7 @@ class LogManager {
   BrokerStorageConfig config_;
   EffectSink* effects_;  // null: nobody listens (the real world)
   std::map<TopicPartition, Entry> entries_;
+  std::map<TopicPartition, OfflinePartition> offline_;
   bool closed_ = false;
   bool started_ = false;
   Event stop_;

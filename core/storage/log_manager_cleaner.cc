@@ -57,13 +57,25 @@ Result<std::optional<LogManager::Cleaned>> LogManager::run_cleaner_once(int64_t 
   SLUICE_ASSERT(!result->cleaned || checkpoint == result->cleaned_end);
   if (result->cleaned) {
     cleaner_checkpoints_[*tp] = checkpoint;
-    SLUICE_TRY(write_cleaner_checkpoints(env_.fs, data_dir_, cleaner_checkpoints_));
+    SLUICE_TRY(save_cleaner_checkpoints(*tp, *entry.log));
     env_.log.info("{}: cleaned [{}, {}) at dirty ratio {:.3f}{}: {} records removed, {} segments rewritten",
                   tp->to_string(), result->first_dirty, result->cleaned_end, result->dirty_ratio,
                   result->map_full ? " (partial: the key map filled up)" : "", result->records_removed,
                   result->segments_replaced);
   }
   return std::optional<Cleaned>(Cleaned{*tp, *result});
+}
+
+// A failed sync of the checkpoint is final for the log whose progress it recorded (fsyncgate): that log goes
+// offline, as a failed sync of its own files takes it, and is not cleaned again before a restart. A full disk
+// changed nothing: the old checkpoint stands and only costs a repeated pass.
+Status LogManager::save_cleaner_checkpoints(const TopicPartition& tp, PartitionLog& log) {
+  const Status saved = write_cleaner_checkpoints(env_.fs, data_dir_, cleaner_checkpoints_);
+  if (saved.ok()) return saved;
+  uncleanable_.insert(tp);
+  if (saved.code() == Code::kIoError) log.take_offline(saved);
+  env_.log.error("{}: saving the cleaner checkpoint failed: {}", tp.to_string(), saved.to_string());
+  return saved;
 }
 
 // Cleans back to back while some partition needs it, then looks again every log.cleaner.backoff.ms.

@@ -109,7 +109,7 @@ Status LogManager::truncate_to(const TopicPartition& tp, int64_t end_offset) {
   if (checkpoint != cleaner_checkpoints_.end() && checkpoint->second > active_base) {
     SLUICE_PROBE("log_manager.cleaner_checkpoint_truncated");
     checkpoint->second = active_base;
-    SLUICE_TRY(write_cleaner_checkpoints(env_.fs, data_dir_, cleaner_checkpoints_));
+    SLUICE_TRY(save_cleaner_checkpoints(tp, *log));
   }
   return Status();
 }

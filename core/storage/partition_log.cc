@@ -89,6 +89,8 @@ Status PartitionLog::check_appendable() const {
   return failed_;
 }
 
+void PartitionLog::take_offline(const Status& cause) { static_cast<void>(fail(cause)); }
+
 Status PartitionLog::fail(Status cause) {
   SLUICE_ASSERT(!cause.ok());
   if (failed_.ok()) {
@@ -237,8 +239,9 @@ Status PartitionLog::roll_locked() {
   const int64_t old_end = old.next_offset();
   // Every earlier segment was synced by its roll or by the flush that followed it.
   if (sync_now && roll_flush_pending_ == 0) recovery_point_ = std::max(recovery_point_, old_end);
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Segment> next,
-                          Segment::create(env_, dir_, log_end_offset_, segment_config()));
+  Result<std::unique_ptr<Segment>> created = Segment::create(env_, dir_, log_end_offset_, segment_config());
+  if (!created.ok()) return created.status().code() == Code::kIoError ? fail(created.status()) : created.status();
+  std::unique_ptr<Segment> next = std::move(created).value();
   const int64_t jitter = std::min(settings_.segment_jitter_ms, settings_.segment_ms);
   next->set_roll_jitter_ms(jitter > 0 ? static_cast<int64_t>(env_.random.uniform(jitter)) : 0);
   segments_.emplace(log_end_offset_, std::move(next));
@@ -273,7 +276,8 @@ Status PartitionLog::write_state() {
   const uint64_t changes = dir_changes_;
   const int64_t recovery_point = recovery_point_;
   Status written = write_partition_state(env_.fs, dir_, PartitionState{log_start_offset_, recovery_point});
-  if (!written.ok()) return written;
+  // A failed sync (of the file or the directory) is final; a full disk before it changed nothing.
+  if (!written.ok()) return written.code() == Code::kIoError ? fail(written) : written;
   recorded_recovery_point_ = recovery_point;
   dir_synced_ = std::max(dir_synced_, changes);
   return Status();
@@ -318,7 +322,9 @@ Result<size_t> PartitionLog::remove_segments_below_log_start() {
     std::shared_ptr<Segment> segment = segments_.begin()->second;
     segments_.erase(segments_.begin());  // out of the map at once; readers holding it finish their read
     SLUICE_ASSERT(segment->next_offset() <= log_start_offset_);
-    SLUICE_TRY(segment->rename_files(kDeletedSuffix));
+    if (Status renamed = segment->rename_files(kDeletedSuffix); !renamed.ok()) {
+      return renamed.code() == Code::kIoError ? fail(renamed) : renamed;
+    }
     const Instant due = env_.clock.now() + ms(std::min(settings_.file_delete_delay_ms, kNeverMs));
     pending_deletes_.push_back(
         PendingDelete{due, {segment->log_path(), segment->index_path(), segment->time_index_path()}});
@@ -350,26 +356,11 @@ Status PartitionLog::replace_segments(int64_t first_base, int64_t end_offset, By
     SLUICE_TRY(sync_through(end_offset, /*below=*/next_base));
     SLUICE_TRY(write_state());
   }
-  const std::string log_name = join_path(dir_, segment_file_name(first_base, kLogSuffix));
-  if (!cleaned.empty()) {
-    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file,
-                            env_.fs.open(log_name + std::string(kCleanedSuffix), OpenMode::kCreateTruncate));
-    SLUICE_TRY(file->append(cleaned));
-    SLUICE_TRY(file->sync());
-    SLUICE_TRY(file->close());
-    SLUICE_TRY(env_.fs.rename(log_name + std::string(kCleanedSuffix), log_name + std::string(kSwapSuffix)));
-    SLUICE_TRY(env_.fs.sync_dir(dir_));  // from here on recovery finishes the swap
-  }
-  for (const std::shared_ptr<Segment>& segment : old) SLUICE_TRY(segment->rename_files(kDeletedSuffix));
   std::unique_ptr<Segment> fresh;
-  if (!cleaned.empty()) {
-    SLUICE_TRY(env_.fs.rename(log_name + std::string(kSwapSuffix), log_name));
-    SLUICE_ASSIGN_OR_RETURN(fresh, Segment::open(env_, dir_, first_base, segment_config()));
-    SLUICE_ASSIGN_OR_RETURN(SegmentScan scan, fresh->recover());  // rebuilds both indexes
-    if (!scan.clean()) return fail(Status(Code::kCorruption, log_name + ": cleaned segment: " + scan.problem));
-    SLUICE_TRY(fresh->flush());
-  }
-  SLUICE_TRY(env_.fs.sync_dir(dir_));
+  const Status swapped = swap_in(first_base, old, cleaned, fresh);
+  // Any I/O error here is final: a failed sync (fsyncgate), or a swap left half done on disk. A full disk while
+  // the cleaned file was written changed nothing the log reads.
+  if (!swapped.ok()) return swapped.code() == Code::kNoSpace ? swapped : fail(swapped);
   const Instant due = env_.clock.now() + ms(std::min(settings_.file_delete_delay_ms, kNeverMs));
   for (const std::shared_ptr<Segment>& segment : old) {
     segments_.erase(segment->base_offset());  // with the insert below, one step for readers
@@ -378,6 +369,31 @@ Status PartitionLog::replace_segments(int64_t first_base, int64_t end_offset, By
   }
   if (fresh != nullptr) segments_.emplace(first_base, std::move(fresh));
   return Status();
+}
+
+// replace_segments' work on the files: `cleaned` synced as `.cleaned`, renamed `.swap` (from then on recovery
+// finishes the swap), the old segments renamed `.deleted`, the swap renamed `.log` and opened with rebuilt indexes.
+Status PartitionLog::swap_in(int64_t first_base, const std::vector<std::shared_ptr<Segment>>& old, ByteView cleaned,
+                             std::unique_ptr<Segment>& fresh) {
+  const std::string log_name = join_path(dir_, segment_file_name(first_base, kLogSuffix));
+  if (!cleaned.empty()) {
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file,
+                            env_.fs.open(log_name + std::string(kCleanedSuffix), OpenMode::kCreateTruncate));
+    SLUICE_TRY(file->append(cleaned));
+    SLUICE_TRY(sync_failure(file->sync()));
+    SLUICE_TRY(file->close());
+    SLUICE_TRY(env_.fs.rename(log_name + std::string(kCleanedSuffix), log_name + std::string(kSwapSuffix)));
+    SLUICE_TRY(sync_failure(env_.fs.sync_dir(dir_)));  // from here on recovery finishes the swap
+  }
+  for (const std::shared_ptr<Segment>& segment : old) SLUICE_TRY(segment->rename_files(kDeletedSuffix));
+  if (!cleaned.empty()) {
+    SLUICE_TRY(env_.fs.rename(log_name + std::string(kSwapSuffix), log_name));
+    SLUICE_ASSIGN_OR_RETURN(fresh, Segment::open(env_, dir_, first_base, segment_config()));
+    SLUICE_ASSIGN_OR_RETURN(SegmentScan scan, fresh->recover());  // rebuilds both indexes
+    if (!scan.clean()) return Status(Code::kCorruption, log_name + ": cleaned segment: " + scan.problem);
+    SLUICE_TRY(sync_failure(fresh->flush()));
+  }
+  return sync_failure(env_.fs.sync_dir(dir_));
 }
 
 Status PartitionLog::delete_expired_files(Instant now) {
@@ -413,7 +429,7 @@ std::optional<Instant> PartitionLog::next_housekeeping() const {
   for (const PendingDelete& pending : pending_deletes_) {
     if (!due.has_value() || pending.due < *due) due = pending.due;
   }
-  if (settings_.flush_ms < kNeverMs) {
+  if (settings_.flush_ms < kNeverMs && failed_.ok()) {  // an offline log never syncs again: nothing is due
     const Instant flush_due = last_flush_ + ms(settings_.flush_ms);
     if (!due.has_value() || flush_due < *due) due = flush_due;
   }

@@ -270,6 +270,14 @@ class PartitionLog {
   bool sync_running() const { return syncing_; }  // a group-commit round is in progress (tests)
   const LogSettings& settings() const { return settings_; }
   const std::string& dir() const { return dir_; }
+  // Offline: a sync of any file the log keeps failed (a segment, an index, the directory, partition.state,
+  // leader-epoch-checkpoint, a cleaner swap), or an I/O error hit a write. Final until the log is opened again
+  // (fsyncgate: a retried sync that succeeds proves nothing): appends, truncations, log start moves, rolls and
+  // flushes fail with this (KAFKA_STORAGE_ERROR, naming the cause); reads go on.
+  bool offline() const { return !failed_.ok(); }
+  const Status& offline_reason() const { return failed_; }
+  // Takes the log offline for a failed sync outside it that its recovery relies on (the cleaner checkpoint).
+  void take_offline(const Status& cause);
   // Applies at once: later rolls, flushes and deletions use the new values.
   void update_settings(const LogSettings& settings);
 
@@ -312,6 +320,8 @@ class PartitionLog {
   bool should_roll(const Segment& segment, uint64_t incoming_bytes, int64_t incoming_max_timestamp,
                    int64_t last_offset);
   Status roll_locked();
+  Status swap_in(int64_t first_base, const std::vector<std::shared_ptr<Segment>>& old, ByteView cleaned,
+                 std::unique_ptr<Segment>& fresh);
   Status flush_rolled_segments();
   Status write_state();            // REQUIRES: the append lock
   Status record_recovery_point();  // write_state under the append lock, unless closed or failed

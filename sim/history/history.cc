@@ -79,6 +79,7 @@ std::string_view world_event_name(WorldEvent::Kind kind) {
     case WorldEvent::Kind::kPowerLoss: return "power-loss";
     case WorldEvent::Kind::kClockJump: return "clock-jump";
     case WorldEvent::Kind::kHealed: return "healed";
+    case WorldEvent::Kind::kPartitionOffline: return "partition-offline";
   }
   SLUICE_UNREACHABLE();
 }

@@ -100,6 +100,7 @@ struct WorldEvent {
     kPowerLoss = 6,    // the node lost power: un-synced data may be gone
     kClockJump = 7,    // the node's wall clock moved by `amount_ms`
     kHealed = 8,       // every fault healed: the liveness phase begins
+    kPartitionOffline = 9,  // the broker serves, but this partition did not load; text is its reason
   };
   Kind kind = Kind::kFault;
   Instant at{};

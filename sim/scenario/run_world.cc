@@ -113,6 +113,12 @@ SimNode::Main RunWorld::main_for(Broker& b) {
       b.broker = &serving;
       if (serving.cluster() != nullptr) serving.cluster()->forwarder().set_drop_acks0(b.drop_acks0_forwards);
       history_.world({WorldEvent::Kind::kServing, world().now(), b.node->name(), "", 0});
+      // A partition that did not load is judged as a refused boot was (Simulation::expectations).
+      for (const storage::TopicPartition& tp : serving.partitions().offline_partitions()) {
+        const storage::LogManager::OfflinePartition* offline = serving.partitions().offline(tp);
+        history_.world({WorldEvent::Kind::kPartitionOffline, world().now(), b.node->name(),
+                        offline->reason.message(), 0});
+      }
     });
     b.broker = nullptr;
     b.stopping = false;

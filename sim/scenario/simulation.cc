@@ -242,25 +242,31 @@ void Simulation::sample() {
   }
 }
 
-// Boots that failed: during the fault phase a boot may fail for a reason the faults explain (a full or failing
-// disk), counted, as long as the node boots once healed; a refusal to load data, or any failure after the heal, is
-// a violation unless the scenario damaged a segment on purpose. Damage must be refused: by a boot naming the repair
+// Boots that failed, and partitions that did not load at a boot (the broker then serves the others): during the
+// fault phase a boot may fail for a reason the faults explain (a full or failing disk), counted, as long as the node
+// boots once healed; a refusal to load data, or any failure after the heal, is a violation unless the scenario
+// damaged a segment on purpose. Damage must be refused: by a boot naming the repair
 // or by reads answered KAFKA_STORAGE_ERROR; a client that received bytes failing their CRC got damage.
 void Simulation::expectations() {
   std::optional<Instant> healed;
   bool refused = false;
   for (const WorldEvent& e : history_.events()) {
     if (e.kind == WorldEvent::Kind::kHealed) healed = e.at;
-    if (e.kind != WorldEvent::Kind::kBootFailed) continue;
+    // A partition that did not load at a boot is judged as a refused boot: the broker serves the others.
+    if (e.kind != WorldEvent::Kind::kBootFailed && e.kind != WorldEvent::Kind::kPartitionOffline) continue;
     const bool load_refused = e.text.find("repair") != std::string::npos;
     refused = refused || load_refused;
     if (scenario_.expect.damage_refused && load_refused) continue;
+    const bool partition = e.kind == WorldEvent::Kind::kPartitionOffline;
     if (!healed && !load_refused) {
-      result_.report.count("boots failed during the fault phase");
+      result_.report.count(partition ? "partitions offline at a boot during the fault phase"
+                                     : "boots failed during the fault phase");
       continue;
     }
-    result_.report.fail("boot", fmt::format("{} failed to boot at {:.3f}s: {}", e.node,
-                                            to_seconds(e.at.time_since_epoch()), e.text));
+    const double at = to_seconds(e.at.time_since_epoch());
+    const std::string what = partition ? fmt::format("{}: a partition did not load at {:.3f}s", e.node, at)
+                                       : fmt::format("{} failed to boot at {:.3f}s", e.node, at);
+    result_.report.fail("boot", what + ": " + e.text);
     break;
   }
   for (const Operation& op : history_.ops()) {

@@ -29,6 +29,7 @@ Result<int64_t> delete_partition_records(Broker& broker, const std::string& topi
   const storage::TopicPartition tp{topic, partition};
   const std::shared_ptr<cluster::Partition> found = broker.partitions().find(tp);
   if (found == nullptr) {
+    if (const auto* offline = broker.partitions().offline(tp)) return offline->reason;
     return kafka_error(ErrorCode::kUnknownTopicOrPartition, fmt::format("{} does not exist", tp.to_string()));
   }
   return found->delete_records(offset, deadline);

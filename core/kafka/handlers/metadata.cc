@@ -54,12 +54,22 @@ int32_t operation_bits(std::initializer_list<int> codes) {
 const int32_t kTopicOperations = operation_bits({3, 4, 5, 6, 7, 8, 10, 11});
 const int32_t kClusterOperations = operation_bits({5, 7, 8, 9, 10, 11, 12});
 
-MetadataResponse::Partition describe_partition(const cluster::PartitionManager& partitions, const std::string& topic,
-                                               int32_t index) {
+MetadataResponse::Partition describe_partition(const cluster::PartitionManager& partitions, int32_t node_id,
+                                               const std::string& topic, int32_t index) {
   const std::shared_ptr<cluster::Partition> partition = partitions.find({topic, index});
-  SLUICE_ASSERT(partition != nullptr);  // the topic table lists a topic only while all its partitions exist
   MetadataResponse::Partition out;
   out.partition_index = index;
+  if (partition == nullptr) {
+    // The topic table lists a topic only while all its partitions exist: this one's log did not load. Kafka's
+    // metadata for a replica in an offline log directory with no other replica: no leader, listed offline.
+    SLUICE_ASSERT(partitions.offline({topic, index}) != nullptr);
+    out.leader_id = -1;
+    out.replica_nodes = {node_id};
+    out.isr_nodes = {node_id};
+    out.offline_replicas = {node_id};
+    out.error_code = wire_code(ErrorCode::kLeaderNotAvailable);
+    return out;
+  }
   out.leader_id = partition->leader();
   out.leader_epoch = partition->leader_epoch();
   out.replica_nodes = partition->replicas();
@@ -68,7 +78,8 @@ MetadataResponse::Partition describe_partition(const cluster::PartitionManager& 
 }
 
 // Cluster mode: a partition of a topic of the cluster metadata.
-MetadataResponse::Partition describe_placed(const cluster::PartitionManager& partitions, const std::string& topic,
+MetadataResponse::Partition describe_placed(const cluster::PartitionManager& partitions, int32_t node_id,
+                                            const std::string& topic,
                                             const cluster::metadata::PartitionImage& placement, int32_t index) {
   MetadataResponse::Partition out;
   out.partition_index = index;
@@ -82,6 +93,8 @@ MetadataResponse::Partition describe_placed(const cluster::PartitionManager& par
     out.leader_epoch = local->leader_epoch();
     if (local->is_leader()) out.isr_nodes = local->in_sync_replicas();
   }
+  // This node's replica did not load: the others lead without it (it never joined the raft group here).
+  if (partitions.offline({topic, index}) != nullptr) out.offline_replicas.push_back(node_id);
   if (out.leader_id < 0) out.error_code = wire_code(ErrorCode::kLeaderNotAvailable);
   return out;
 }
@@ -98,7 +111,8 @@ MetadataResponse::Topic describe(RequestContext& ctx, const TopicInfo& info) {
     // Equal unless partitions were added since the reconciler's last pass: answer what both know.
     const int32_t count = std::min(placed->partition_count(), info.partitions);
     for (int32_t p = 0; p < count; ++p) {
-      topic.partitions.push_back(describe_placed(partitions, info.name, placed->partitions[static_cast<size_t>(p)], p));
+      topic.partitions.push_back(describe_placed(partitions, ctx.broker.config().node_id, info.name,
+                                                 placed->partitions[static_cast<size_t>(p)], p));
     }
     return topic;
   }
@@ -112,7 +126,7 @@ MetadataResponse::Topic describe(RequestContext& ctx, const TopicInfo& info) {
       missing.error_code = wire_code(ErrorCode::kLeaderNotAvailable);
       continue;
     }
-    topic.partitions.push_back(describe_partition(partitions, info.name, p));
+    topic.partitions.push_back(describe_partition(partitions, ctx.broker.config().node_id, info.name, p));
   }
   return topic;
 }

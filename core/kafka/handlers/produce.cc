@@ -132,6 +132,7 @@ Result<cluster::Appended> append_partition(RequestContext& ctx, const storage::T
   SLUICE_TRY(check_compression(records, ctx.version()));
   *partition = ctx.broker.partitions().find(tp);
   if (*partition == nullptr) {
+    if (const auto* offline = ctx.broker.partitions().offline(tp)) return offline->reason;
     return kafka_error(ctx.broker.partition_not_here(tp), fmt::format("no partition {} on this node", tp.to_string()));
   }
   if (ctx.broker.cluster() != nullptr && !(*partition)->replicated()) {
