@@ -54,6 +54,20 @@ Result<std::shared_ptr<Partition>> PartitionManager::create(const storage::Topic
   return partition;
 }
 
+Result<std::vector<std::shared_ptr<Partition>>> PartitionManager::create_partitions(
+    const std::string& topic, int32_t first, int32_t count, const storage::TopicConfig& config,
+    const std::string& topic_id) {
+  SLUICE_TRY(logs_.create_partitions(topic, first, count, config, topic_id).status());
+  // No suspension since the log manager listed them: no request can find a log without its Partition.
+  std::vector<std::shared_ptr<Partition>> made;
+  for (int32_t p = first; p < first + count; ++p) {
+    std::shared_ptr<Partition> partition = make_partition({topic, p});
+    partitions_[{topic, p}] = partition;
+    made.push_back(std::move(partition));
+  }
+  return made;
+}
+
 Result<std::shared_ptr<Partition>> PartitionManager::replicate(const storage::TopicPartition& tp, raft::RaftHost& host,
                                                                raft::GroupId group, std::vector<int32_t> replicas) {
   SLUICE_ASSERT(!replicas.empty());

@@ -52,6 +52,12 @@ class PartitionManager {
   // Creates the partition's log with `config` and `topic_id` (log_manager.h) and its Partition.
   Result<std::shared_ptr<Partition>> create(const storage::TopicPartition& tp, const storage::TopicConfig& config,
                                             const std::string& topic_id);
+  // Creates partitions [first, first + count) of `topic` all or none (LogManager::create_partitions: a crash
+  // part-way leaves none of them at the next start), each with its Partition.
+  Result<std::vector<std::shared_ptr<Partition>>> create_partitions(const std::string& topic, int32_t first,
+                                                                    int32_t count,
+                                                                    const storage::TopicConfig& config,
+                                                                    const std::string& topic_id);
   // Cluster mode: makes the partition (its log created or loaded) a replica in raft group `group` of `host`, whose
   // voters are `replicas`: its log becomes the group's log, its hard state is kept beside it, and the Partition
   // answering for it is replaced by a replicated one. Before host->start(), or from a fiber of the node once the

@@ -93,15 +93,7 @@ Result<const TopicInfo*> TopicTable::create(const std::string& name, int32_t par
   }
   SLUICE_TRY(check_room(name, partitions));
   TopicInfo info{name, new_id(), partitions, config};
-  for (int32_t p = 0; p < partitions; ++p) {
-    Result<std::shared_ptr<cluster::Partition>> created = partitions_.create({name, p}, config, info.id.to_string());
-    if (created.ok()) continue;
-    for (int32_t made = 0; made < p; ++made) {
-      Status undone = partitions_.remove({name, made});
-      if (!undone.ok()) env_.log.warn("topic {}: undoing partition {}: {}", name, made, undone.to_string());
-    }
-    return created.status();
-  }
+  SLUICE_TRY(partitions_.create_partitions(name, 0, partitions, config, info.id.to_string()).status());
   env_.log.info("created topic {} ({} partitions, id {})", name, partitions, info.id.to_string());
   return &topics_.emplace(name, std::move(info)).first->second;
 }
@@ -129,16 +121,7 @@ Status TopicTable::add_partitions(const std::string& name, int32_t count) {
   }
   const int32_t first = info.partitions;
   SLUICE_TRY(check_room(name, count - first));
-  for (int32_t p = first; p < count; ++p) {
-    Result<std::shared_ptr<cluster::Partition>> created =
-        partitions_.create({name, p}, info.config, info.id.to_string());
-    if (created.ok()) continue;
-    for (int32_t made = first; made < p; ++made) {
-      Status undone = partitions_.remove({name, made});
-      if (!undone.ok()) env_.log.warn("topic {}: undoing partition {}: {}", name, made, undone.to_string());
-    }
-    return created.status();
-  }
+  SLUICE_TRY(partitions_.create_partitions(name, first, count - first, info.config, info.id.to_string()).status());
   SLUICE_ASSERT(partitions_.find({name, count - 1}) != nullptr);
   info.partitions = count;  // only now: a request that finds a partition number finds its log
   env_.log.info("topic {}: {} partition(s) added, {} now", name, count - first, count);

@@ -5,11 +5,13 @@
 #include "core/base/assert.h"
 #include "core/protocol/error_codes.h"
 #include "core/storage/log_config.h"
+#include "core/storage/log_directories.h"
 
 namespace sluice::storage {
 namespace {
 
 constexpr const char* kConfigFile = "topic.properties";
+constexpr uint64_t kTokenStream = 0x746f6b656e73;  // "tokens"
 constexpr const char* kMetadataFile = "partition.metadata";  // Kafka's: "version: 0" and "topic_id: <uuid>"
 
 std::string encode_partition_metadata(const std::string& topic_id) {
@@ -24,6 +26,8 @@ std::string decode_topic_id(std::string_view text) {
   return std::string(rest.substr(0, rest.find('\n')));
 }
 
+}  // namespace
+
 Result<std::string> read_small_file(FileSystem& fs, const std::string& path) {
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file, fs.open(path, OpenMode::kRead));
   SLUICE_ASSIGN_OR_RETURN(uint64_t size, file->size());
@@ -33,8 +37,6 @@ Result<std::string> read_small_file(FileSystem& fs, const std::string& path) {
   if (read != size) return corruption(path + ": short read");
   return text;
 }
-
-}  // namespace
 
 std::optional<TopicPartition> parse_partition_dir(std::string_view name) {
   const size_t dash = name.rfind('-');
@@ -52,7 +54,8 @@ LogManager::LogManager(Env env, std::string data_dir, BrokerStorageConfig config
       config_(std::move(config)),
       effects_(effects),
       stop_(env.scheduler),
-      maintenance_(env.scheduler) {}
+      maintenance_(env.scheduler),
+      token_random_(env.random.fork(kTokenStream)) {}
 
 LogManager::~LogManager() {
   // A node kill unwinds the duty fibers (newer) before this object; otherwise close() stopped them.
@@ -65,15 +68,18 @@ Result<std::unique_ptr<LogManager>> LogManager::open(Env env, std::string data_d
   SLUICE_TRY(env.fs.create_dirs(data_dir));
   SLUICE_TRY(env.fs.sync_dir(parent_dir(data_dir)));
   std::unique_ptr<LogManager> manager(new LogManager(env, std::move(data_dir), std::move(config), effects));
+  std::vector<std::string> intents;
+  SLUICE_TRY(manager->sweep_directories_before_load(intents));
   SLUICE_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, env.fs.list(manager->data_dir_));
   for (const DirEntry& entry : entries) {
-    if (!entry.is_directory) continue;
+    if (!entry.is_directory || parse_retired_dir_name(entry.name)) continue;
     if (!parse_partition_dir(entry.name)) {
       env.log.warn("{}: ignoring directory {} (not <topic>-<partition>)", manager->data_dir_, entry.name);
       continue;
     }
     manager->load_partition(entry.name);
   }
+  SLUICE_TRY(manager->finish_interrupted_changes(intents));
   Result<CleanerCheckpoints> checkpoints = read_cleaner_checkpoints(env.fs, manager->data_dir_);
   if (checkpoints.ok()) {
     manager->cleaner_checkpoints_ = std::move(*checkpoints);
@@ -177,8 +183,7 @@ LogStartMoved LogManager::reporter(const TopicPartition& tp, LogEffect::Reason r
   };
 }
 
-Status LogManager::write_config(const TopicPartition& tp, const TopicConfig& config) {
-  const std::string dir = join_path(data_dir_, tp.dir_name());
+Status LogManager::write_config(const std::string& dir, const TopicConfig& config) {
   const std::string path = join_path(dir, kConfigFile);
   return write_file_atomically(env_.fs, path, path + ".tmp", as_bytes(config.to_properties()));
 }
@@ -190,13 +195,18 @@ Result<PartitionLog*> LogManager::create_partition(const TopicPartition& tp, con
   if (const OfflinePartition* offline = offline_partition(tp)) return offline->reason;
   if (!parse_partition_dir(tp.dir_name())) return invalid_argument("bad partition name " + tp.to_string());
   const std::string dir = join_path(data_dir_, tp.dir_name());
-  SLUICE_TRY(env_.fs.create_dirs(dir));
-  SLUICE_TRY(env_.fs.sync_dir(data_dir_));
-  SLUICE_TRY(write_config(tp, config));
+  // Made whole under a staging name, then renamed into place: a crash never leaves a partition directory without
+  // its config (it would load with the broker's defaults). The next open removes a staging directory left behind.
+  const std::string staged = dir + "." + new_token() + std::string(kStagedSuffix);
+  SLUICE_TRY(env_.fs.create_dirs(staged));
+  SLUICE_TRY(write_config(staged, config));
   if (!topic_id.empty()) {
-    const std::string path = join_path(dir, kMetadataFile);
+    const std::string path = join_path(staged, kMetadataFile);
     SLUICE_TRY(write_file_atomically(env_.fs, path, path + ".tmp", as_bytes(encode_partition_metadata(topic_id))));
   }
+  SLUICE_TRY(env_.fs.sync_dir(staged));
+  SLUICE_TRY(env_.fs.rename(staged, dir));
+  SLUICE_TRY(env_.fs.sync_dir(data_dir_));
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<PartitionLog> log, PartitionLog::open(env_, dir, settings_for(tp, config)));
   PartitionLog* raw = log.get();
   entries_.emplace(tp, Entry{config, std::move(log), topic_id});
@@ -237,6 +247,7 @@ Status LogManager::delete_partition(const TopicPartition& tp) {
   auto it = entries_.find(tp);
   if (it == entries_.end()) return not_found("partition " + tp.to_string());
   std::shared_ptr<PartitionLog> log = std::move(it->second.log);
+  const std::string topic_id = it->second.topic_id;
   entries_.erase(it);
   // Gone for every caller from here on; reported before the close suspends, so before DeleteTopics answers.
   LogEffect deleted;
@@ -251,12 +262,15 @@ Status LogManager::delete_partition(const TopicPartition& tp) {
   Status closed_log = log->close();
   if (!closed_log.ok()) env_.log.warn("{}: close before delete: {}", tp.to_string(), closed_log.to_string());
   log.reset();
-  return remove_partition_dir(tp);
+  return retire_partition_dir(tp, topic_id);
 }
 
 // Nothing was loaded: only its directory goes (with the damage, or the files the failing disk held).
 Status LogManager::delete_offline_partition(const TopicPartition& tp) {
-  offline_.erase(tp);
+  auto offline = offline_.find(tp);
+  SLUICE_ASSERT(offline != offline_.end());
+  const std::string topic_id = offline->second.topic_id;
+  offline_.erase(offline);
   LogEffect deleted;
   deleted.kind = LogEffect::Kind::kPartitionDeleted;
   deleted.tp = tp;
@@ -264,16 +278,16 @@ Status LogManager::delete_offline_partition(const TopicPartition& tp) {
   report(deleted);
   cleaner_checkpoints_.erase(tp);
   uncleanable_.erase(tp);
-  return remove_partition_dir(tp);
+  return retire_partition_dir(tp, topic_id);
 }
 
-Status LogManager::remove_partition_dir(const TopicPartition& tp) {
-  const std::string dir = join_path(data_dir_, tp.dir_name());
-  SLUICE_ASSIGN_OR_RETURN(std::vector<DirEntry> files, env_.fs.list(dir));
-  for (const DirEntry& file : files) SLUICE_TRY(env_.fs.remove(join_path(dir, file.name)));
-  SLUICE_TRY(env_.fs.remove_dir(dir));
+Status LogManager::retire_partition_dir(const TopicPartition& tp, const std::string& topic_id) {
+  // One durable step: from here the partition is gone at every later open; its files go in the background.
+  const std::string retired = retired_dir_name(tp, topic_id, new_token());
+  SLUICE_TRY(env_.fs.rename(join_path(data_dir_, tp.dir_name()), join_path(data_dir_, retired)));
   SLUICE_TRY(env_.fs.sync_dir(data_dir_));
-  env_.log.info("deleted partition {}", tp.to_string());
+  retired_dirs_.push_back(retired);
+  env_.log.info("deleted partition {} (its files go with {})", tp.to_string(), retired);
   return Status();
 }
 
@@ -285,13 +299,13 @@ std::vector<TopicPartition> LogManager::partitions() const {
 
 Status LogManager::alter_config(const TopicPartition& tp, const TopicConfig& config) {
   if (auto offline = offline_.find(tp); offline != offline_.end()) {
-    SLUICE_TRY(write_config(tp, config));  // its topic.properties still follows the topic's
+    SLUICE_TRY(write_config(join_path(data_dir_, tp.dir_name()), config));  // its topic.properties follows the topic's
     offline->second.config = config;
     return Status();
   }
   auto it = entries_.find(tp);
   if (it == entries_.end()) return kafka_error(ErrorCode::kUnknownTopicOrPartition, tp.to_string());
-  SLUICE_TRY(write_config(tp, config));
+  SLUICE_TRY(write_config(join_path(data_dir_, tp.dir_name()), config));
   it->second.config = config;
   it->second.log->update_settings(settings_for(tp, config));
   return Status();

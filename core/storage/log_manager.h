@@ -8,6 +8,13 @@
 // Layout: <data_dir>/<topic>-<partition>/ holds the partition's segments (partition_log.h) and topic.properties
 // (the topic's config overrides, written atomically when the partition is created or its config altered).
 //
+// Topic changes are crash-safe (log_directories.cc): a partition directory is made under a staging name and renamed
+// into place whole; a deleted one is first renamed to <topic>-<partition>.<topic id>.<token>-delete in one durable
+// step (Kafka's -delete suffix) and its files go later, in the retention fiber. Creating several partitions at once
+// writes an intent file first, so that a crash part-way leaves none of them at the next open; a deletion interrupted
+// part-way is finished at the next open (every partition of the topic with the same id goes). Either way a crash
+// leaves a topic whole or absent, never a topic with a missing partition.
+//
 // Declared effects (effects.h): with a sink, every removal or cut it makes on purpose is reported as it happens —
 // a log start moved by retention, DeleteRecords or delete-oldest (right after the move, before any other fiber can
 // see it), a cleaner pass (before its first swap), a torn tail cut by recovery, a partition created or deleted.
@@ -56,9 +63,16 @@ class LogManager {
   // text form, opaque here) is kept in the partition's `partition.metadata`, as Kafka does.
   Result<PartitionLog*> create_partition(const TopicPartition& tp, const TopicConfig& config,
                                          const std::string& topic_id = "");
-  // Closes the partition's log and removes its directory (DeleteTopics); an offline partition's directory goes too.
-  // kNotFound when absent.
+  // Creates partitions [first, first + count) of `topic`, all or none: on an error the ones made are deleted again,
+  // and a crash part-way leaves none of them at the next open. kAlreadyExists when one is present.
+  Result<std::vector<PartitionLog*>> create_partitions(const std::string& topic, int32_t first, int32_t count,
+                                                       const TopicConfig& config, const std::string& topic_id);
+  // Closes the partition's log and retires its directory in one durable rename (DeleteTopics); its files are
+  // removed later. An offline partition's directory goes too. kNotFound when absent.
   Status delete_partition(const TopicPartition& tp);
+  // Removes the files of retired partition directories (the retention fiber calls it every check). Failures are
+  // logged and retried at the next call. Returns how many directories are still to remove.
+  size_t remove_retired_dirs();
   PartitionLog* find(const TopicPartition& tp) const;
   // For callers that suspend while using the log (reads, long polls): it stays valid even if the partition is
   // deleted meanwhile (its calls then fail as closed).
@@ -129,7 +143,14 @@ class LogManager {
   LogManager(Env env, std::string data_dir, BrokerStorageConfig config, EffectSink* effects);
   void load_partition(const std::string& name);  // into entries_, or offline_ with the reason
   Status delete_offline_partition(const TopicPartition& tp);
-  Status remove_partition_dir(const TopicPartition& tp);
+  // Retires the partition's directory: one durable rename; its files go in remove_retired_dirs().
+  Status retire_partition_dir(const TopicPartition& tp, const std::string& topic_id);
+  // log_directories.cc: what a crash interrupted. Before loading: staging directories removed, retired ones queued;
+  // after: unfinished creations undone, unfinished deletions finished.
+  Status sweep_directories_before_load(std::vector<std::string>& intents);
+  Status finish_interrupted_changes(const std::vector<std::string>& intents);
+  Status undo_interrupted_creation(const std::string& intent_name);
+  std::string new_token();
   // The topic's, with the planted mutations; a replicated log's high watermark and syncs are its raft group's.
   LogSettings settings_for(const TopicPartition& tp, const TopicConfig& config) const;
   int64_t wall_ms() const;
@@ -138,7 +159,7 @@ class LogManager {
   // Reports a log start moved by `reason`, decided at `now_ms`.
   LogStartMoved reporter(const TopicPartition& tp, LogEffect::Reason reason, int64_t now_ms) const;
   RetentionHooks retention_hooks(const TopicPartition& tp, int64_t now_ms) const;
-  Status write_config(const TopicPartition& tp, const TopicConfig& config);
+  Status write_config(const std::string& dir, const TopicConfig& config);
   Status check_disk_pressure(const TopicPartition& tp);
   // append and append_as_replica: the lookup, the disk-pressure check, the accounting of what was written.
   Result<AppendResult> append_with(const TopicPartition& tp, ByteView batches, bool defer_sync, bool as_replica);
@@ -165,6 +186,9 @@ class LogManager {
   Mutex maintenance_;
   CleanerCheckpoints cleaner_checkpoints_;
   std::set<TopicPartition> uncleanable_;  // a pass failed: skipped until restart, as Kafka does
+  std::vector<std::string> retired_dirs_;  // names under data_dir_ whose files are still to remove
+  // Names' tokens: a stream of its own, so that topic changes leave the node's other draws as they were.
+  Random token_random_;
   uint64_t appends_refused_for_space_ = 0;
   // The last statvfs of the data directory. A reading stays fresh for kDiskUsageRecheckInterval, and only while
   // this broker's appends since it cannot have reached the threshold: a statvfs per append is two system calls.
