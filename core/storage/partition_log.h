@@ -270,6 +270,7 @@ class PartitionLog {
   bool sync_running() const { return syncing_; }  // a group-commit round is in progress (tests)
   const LogSettings& settings() const { return settings_; }
   const std::string& dir() const { return dir_; }
+  Buggify& buggify() const { return env_.buggify; }  // the cleaner's fault points
   // Applies at once: later rolls, flushes and deletions use the new values.
   void update_settings(const LogSettings& settings);
 
