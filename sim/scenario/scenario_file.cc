@@ -256,21 +256,29 @@ Result<Scenario> load_scenario_file(const std::string& path) {
   return parse_scenario(text.str(), path);
 }
 
+namespace {
+
+// `buggify = true` and, in an expanded scenario, the sites its seed switches on (a comment: the seed picks them).
+std::string buggify_to_toml(const Scenario& s) {
+  if (!s.buggify) return "";
+  std::string text = "buggify = true\n";
+  if (!s.buggify_sites_on.empty()) {
+    std::string sites;
+    for (const std::string& site : s.buggify_sites_on) sites += (sites.empty() ? "" : ", ") + site;
+    text += "# BUGGIFY sites this seed switches on: " + sites + "\n";
+  }
+  return text + "\n";
+}
+
+}  // namespace
+
 std::string to_toml(const Scenario& s, bool schedule_only) {
   std::string text;
   std::istringstream summary(s.summary);
   for (std::string line; std::getline(summary, line);) text += line.empty() ? "#\n" : "# " + line + "\n";
   text += fmt::format("name = \"{}\"\nbrokers = {}\nduration = \"{}\"\nliveness = \"{}\"\n\n", s.name, s.brokers,
                       format_duration(s.duration), format_duration(s.liveness));
-  if (s.buggify) {
-    text += "buggify = true\n";
-    if (!s.buggify_sites_on.empty()) {
-      std::string sites;
-      for (const std::string& site : s.buggify_sites_on) sites += (sites.empty() ? "" : ", ") + site;
-      text += "# BUGGIFY sites this seed switches on: " + sites + "\n";
-    }
-    text += "\n";
-  }
+  text += buggify_to_toml(s);
   if (!s.broker.empty()) {
     text += "[broker]\n";
     for (const auto& [key, value] : s.broker) {
