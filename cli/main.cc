@@ -61,6 +61,9 @@ void add_sim(CLI::App& app, SimFlags& flags) {
   sim->add_flag("--check-determinism", flags.scenario.check_determinism,
                 "Run the seed twice in this process and name the first event where the runs differ");
   sim->add_flag("--quiet,-q", flags.scenario.quiet, "Print the report only, not the seed's configuration");
+  sim->add_flag("--buggify", flags.scenario.buggify,
+                "Switch BUGGIFY on (fault points in the broker that exercise legal but rare behaviour), whatever the "
+                "scenario says");
   sim->add_flag("--list-mutations", flags.list_mutations, "List the mutations --mutation takes");
   sim->add_option("--log-level", flags.log_level, "trace, debug, info, warn, error or off")->capture_default_str();
   sim->add_flag("--selftest", flags.selftest.selftest,
@@ -91,6 +94,10 @@ void add_fuzz(CLI::App& app, FuzzFlags& flags) {
                    "Start no seed after this many wall-clock seconds (0: no budget)")
       ->capture_default_str();
   fuzz->add_option("--mutation,-m", flags.options.mutations, "Plant a known bug in every seed");
+  fuzz->add_option("--buggify", flags.options.buggify_share,
+                   "The share of seeds run with BUGGIFY on (0..1; 1: every seed, 0: only scenarios saying so)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   fuzz->add_flag("--prove-mutations", flags.options.prove_mutations,
                  "For each mutation a scenario's [checks] catches names: the first of --seeds that catches it, and "
                  "those seeds passing without it");

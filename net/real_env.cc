@@ -19,7 +19,7 @@ RealEnv::RealEnv(std::string name, LogLevel level)
       net_(loop_),
       random_(os_seed()),
       logger_(std::move(name), level),
-      env_{loop_.clock(), fs_, net_, random_, loop_.scheduler(), logger_} {}
+      env_{loop_.clock(), fs_, net_, random_, loop_.scheduler(), logger_, buggify_} {}
 
 RealEnv::~RealEnv() { loop_.scheduler().kill_all(); }
 

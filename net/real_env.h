@@ -14,6 +14,7 @@
 #include <string>
 
 #include "core/base/log.h"
+#include "core/env/buggify.h"
 #include "core/env/env.h"
 #include "core/env/random.h"
 #include "net/epoll_network.h"
@@ -33,6 +34,7 @@ class RealEnv {
   Env& env() { return env_; }
   EventLoop& loop() { return loop_; }
   Logger& log() { return logger_; }
+  const Buggify& buggify() const { return buggify_; }
 
   // Spawns `main_fiber` as fiber "main" and runs the loop: 0 when the main fiber returned, 1 when the loop
   // was stopped first. May be called again after it returned. REQUIRES: on the thread that built this.
@@ -46,6 +48,7 @@ class RealEnv {
   EpollNetwork net_;
   Random random_;
   Logger logger_;
+  Buggify buggify_;  // never enabled: BUGGIFY fires only in simulation
   Env env_;
 };
 

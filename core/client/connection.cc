@@ -8,6 +8,7 @@
 
 #include "core/client/errors.h"
 #include "core/client/requests.h"
+#include "core/env/buggify.h"
 #include "core/protocol/frame_reader.h"
 #include "core/protocol/header.h"
 #include "core/protocol/messages/api_versions.h"
@@ -16,6 +17,9 @@ namespace sluice::client::detail {
 namespace {
 
 constexpr size_t kReadAheadBytes = 16 * 1024;
+// Of the answers a BUGGIFY run's too-late site sees, those whose request times out first: a client makes thousands
+// of requests a run, and each such timeout costs it a reconnect and its pipelined requests.
+constexpr double kBuggifyTooLateChance = 0.005;
 
 int64_t to_ms(Duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
 
@@ -187,6 +191,13 @@ void Connection::read_answers() {
     }
     if (!frame->has_value()) {
       fail(connection_reset(fmt::format("{} closed the connection", address_.to_string())));
+      return;
+    }
+    if (!pending_.empty() && SLUICE_BUGGIFY_P(env_.buggify, "client.answer-too-late", kBuggifyTooLateChance)) {
+      // The answer came just after the request's deadline fired: the client gives up on it and on the requests
+      // pipelined behind it, though the broker handled them, and retries as after any timeout.
+      fail(timed_out(fmt::format("{} to {} answered too late (BUGGIFY)", describe(*pending_.front()),
+                                 address_.to_string())));
       return;
     }
     const Status matched = match_answer(**frame);

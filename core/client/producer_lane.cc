@@ -269,14 +269,16 @@ Result<bool> Producer::State::send_one(Lane& lane) {
   Bytes body;
   SLUICE_TRY(protocol::encode_message(
       produce_request(config.acks, config.request_timeout_ms, {{lane.tp, ByteView(*batch->built)}}), version, &body));
+  // The slot is taken before the write: a write may park (a full socket buffer), and another lane's sender must
+  // then find the slot taken, or the two would put more than max_in_flight requests on the connection.
+  const int in_flight = ++in_flight_by_node[leader];
+  SLUICE_ASSERT(in_flight <= config.max_in_flight);
   detail::CallPtr call = connection->start(protocol::ApiKey::kProduce, version, body, core->config().request_timeout,
                                            config.acks != 0, notifier());
   lane.queued.pop_front();
   if (lane.retry_insert > 0) --lane.retry_insert;
   ++batch->attempts;
-  const int in_flight = ++in_flight_by_node[leader];
   lane.window.push_back({batch, std::move(call), leader, version});
-  SLUICE_ASSERT(in_flight <= config.max_in_flight);
   SLUICE_ASSERT(lane.window.size() <= static_cast<size_t>(config.max_in_flight));
   if (config.idempotent && lane.window.size() >= 2) {  // one identity's sequences leave in order, without gaps
     const PendingBatch& previous = *lane.window[lane.window.size() - 2].batch;

@@ -12,6 +12,8 @@
 
 namespace sluice {
 
+class Buggify;  // core/env/buggify.h: include it where a site is
+
 struct Env {
   Clock& clock;
   FileSystem& fs;
@@ -19,6 +21,8 @@ struct Env {
   Random& random;
   Scheduler& scheduler;
   Logger& log;
+  // Fault points that fire only in simulation runs that enable them (core/env/buggify.h); off in the real world.
+  Buggify& buggify;
 };
 
 }  // namespace sluice

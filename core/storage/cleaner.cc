@@ -5,11 +5,15 @@
 #include <vector>
 
 #include "core/base/assert.h"
+#include "core/env/buggify.h"
 #include "core/storage/cleaner_batches.h"
 #include "core/storage/key_offset_map.h"
 
 namespace sluice::storage {
 namespace {
+
+// Per batch mapped, in a BUGGIFY run whose cut-short site is on: most passes get cut, after a few dozen batches.
+constexpr double kBuggifyCutChance = 0.05;
 
 // storage-semantics.md §3: the dirty section and the numbers its gate needs. The active segment never counts.
 DirtyReport find_section(const std::vector<SegmentInfo>& segments, int64_t checkpoint, const LogBounds& log,
@@ -63,6 +67,9 @@ Result<bool> build_map(PartitionLog& log, int64_t from, int64_t to, KeyOffsetMap
     if (!more) return false;
     SLUICE_ASSIGN_OR_RETURN(bool room, map_batch_keys(batch, header, from, to, map, scratch));
     if (!room) return true;
+    // A pass cut short, as when a smaller map fills here: this pass cleans up to the last key mapped and a later one
+    // goes on from there.
+    if (map.size() > 0 && SLUICE_BUGGIFY_P(log.buggify(), "cleaner.pass-cut-short", kBuggifyCutChance)) return true;
   }
 }
 

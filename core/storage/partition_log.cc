@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "core/base/assert.h"
+#include "core/env/buggify.h"
 #include "core/protocol/error_codes.h"
 #include "core/storage/log_format.h"
 #include "core/storage/log_loader.h"
@@ -15,6 +16,9 @@ namespace {
 
 // flush.ms and file.delete.delay.ms above this are "never" (Kafka's Long.MAX default would overflow an Instant).
 constexpr int64_t kNeverMs = int64_t{1} << 40;
+// Of the appends a BUGGIFY run's early-roll site sees, those that roll first: often enough to give every log many
+// small segments, rarely enough that a run does not spend itself opening files.
+constexpr double kBuggifyEarlyRollChance = 0.02;
 
 Duration ms(int64_t value) { return std::chrono::milliseconds(value); }
 
@@ -197,6 +201,9 @@ void PartitionLog::advance_high_watermark() {
 // storage-semantics.md §2, roll rules (a)-(d).
 bool PartitionLog::should_roll(const Segment& segment, uint64_t incoming_bytes, int64_t incoming_max_timestamp,
                                int64_t last_offset) {
+  // A roll at an odd moment: segment boundaries are no contract, and every reader, index, cleaner group and retention
+  // pass must cope with a segment of any size (a few appends each).
+  if (!segment.empty() && SLUICE_BUGGIFY_P(env_.buggify, "log.early-roll", kBuggifyEarlyRollChance)) return true;
   if (static_cast<int64_t>(segment.size_bytes()) > settings_.segment_bytes - static_cast<int64_t>(incoming_bytes)) {
     return true;
   }

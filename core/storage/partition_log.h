@@ -278,6 +278,7 @@ class PartitionLog {
   const Status& offline_reason() const { return failed_; }
   // Takes the log offline for a failed sync outside it that its recovery relies on (the cleaner checkpoint).
   void take_offline(const Status& cause);
+  Buggify& buggify() const { return env_.buggify; }  // the cleaner's fault points
   // Applies at once: later rolls, flushes and deletions use the new values.
   void update_settings(const LogSettings& settings);
 

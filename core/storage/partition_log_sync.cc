@@ -7,10 +7,18 @@
 #include "core/storage/partition_log.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "core/base/assert.h"
+#include "core/env/buggify.h"
 
 namespace sluice::storage {
+namespace {
+
+// How late BUGGIFY's "log.late-sync" starts a group-commit round, at most: as a busy device's queue would.
+constexpr int64_t kMaxLateSyncMs = 30;
+
+}  // namespace
 
 // One index fdatasync of a sync round, handed to a waiting appender (or a fiber of its own) so that the round's
 // fdatasyncs overlap instead of adding up. Shared: neither fiber's stack holds it.
@@ -50,7 +58,11 @@ Status PartitionLog::sync_through(int64_t offset, int64_t below) {
       // the writers the last round just acknowledged come back with their next append, and without this the
       // rounds alternate between two halves of the writers. Costs nothing when no one else is runnable.
       yielded = true;
-      env_.scheduler.yield();
+      if (SLUICE_BUGGIFY(env_.buggify, "log.late-sync")) {  // a round started late: appends and a truncate go on
+        env_.scheduler.sleep_for(std::chrono::milliseconds(env_.buggify.random().uniform_range(1, kMaxLateSyncMs)));
+      } else {
+        env_.scheduler.yield();
+      }
       continue;
     }
     if (syncing_) {

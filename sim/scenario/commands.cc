@@ -37,6 +37,9 @@ Result<MutationSet> parse_mutations(const std::vector<std::string>& names) {
   return set;
 }
 
+// Random::fork stream of a fuzz seed's BUGGIFY lot; fixed forever, or old seeds draw another lot.
+constexpr uint64_t kFuzzBuggifyLotStream = 0xb0661f76;
+
 void print_report(const RunResult& r) {
   std::printf("checks:\n");
   for (const auto& [figure, n] : r.report.figures) std::printf("  %-72s %8" PRId64 "\n", figure.c_str(), n);
@@ -211,9 +214,9 @@ int fuzz_and_shrink(const std::vector<Scenario>& scenarios, const MutationSet& m
   uint64_t ran = 0;
   for (uint64_t i = 0; i < options.seeds; ++i) {
     if (options.time_budget_seconds > 0 && wall_clock_seconds() - start >= options.time_budget_seconds) break;
-    const Scenario& scenario = scenarios[i % scenarios.size()];
     RunOptions run;
     run.seed = options.first_seed + i;
+    const Scenario scenario = fuzz_seed_scenario(scenarios[i % scenarios.size()], run.seed, options.buggify_share);
     run.mutations = mutations;
     run.log_level = options.log_level;
     const RunOutcome outcome = run_isolated(scenario, run);
@@ -235,6 +238,12 @@ int fuzz_and_shrink(const std::vector<Scenario>& scenarios, const MutationSet& m
 
 }  // namespace
 
+Scenario fuzz_seed_scenario(const Scenario& scenario, uint64_t seed, double share) {
+  Scenario chosen = scenario;
+  if (!scenario.raft && Random(seed).fork(kFuzzBuggifyLotStream).chance(share)) chosen.buggify = true;
+  return chosen;
+}
+
 int list_mutations_command() {
   for (const MutationInfo& m : all_mutations()) std::printf("%-32s %s\n", std::string(m.name).c_str(),
                                                             std::string(m.what).c_str());
@@ -253,6 +262,7 @@ int run_sim_command(const SimCommandOptions& options) {
     return 2;
   }
   set_verify_enabled(true);
+  if (options.buggify) scenario->buggify = true;
   RunOptions run;
   run.seed = options.seed;
   run.mutations = *mutations;
@@ -261,6 +271,7 @@ int run_sim_command(const SimCommandOptions& options) {
   std::printf("scenario: %s (%s)\nseed: %" PRIu64 "\n", scenario->name.c_str(), options.scenario.c_str(),
               options.seed);
   if (!mutations->empty()) std::printf("mutations: %s\n", mutations->to_string().c_str());
+  if (scenario->buggify && !scenario->raft) std::printf("buggify: on\n");
   if (options.check_determinism) return check_determinism(*scenario, run) ? 0 : 1;
   const RunResult result = run_scenario(*scenario, run);
   if (!options.quiet) std::printf("--- the seed's configuration ---\n%s--- end ---\n", result.expanded.c_str());
@@ -301,15 +312,15 @@ int run_fuzz_command(const FuzzCommandOptions& options) {
   ProbeCoverage coverage;
   for (uint64_t i = 0; i < options.seeds; ++i) {
     if (options.time_budget_seconds > 0 && elapsed() >= options.time_budget_seconds) break;
-    const Scenario& scenario = scenarios[i % scenarios.size()];
     RunOptions run;
     run.seed = options.first_seed + i;
+    const Scenario scenario = fuzz_seed_scenario(scenarios[i % scenarios.size()], run.seed, options.buggify_share);
     run.mutations = *mutations;
     run.log_level = options.log_level;
     run.keep_history = true;
     coverage.before_run();
     RunResult result = run_scenario(scenario, run);
-    coverage.after_run(scenario.name);
+    coverage.after_run(scenario.name, scenario.buggify && !scenario.raft);
     ++ran;
     simulated += result.simulated_seconds;
     if (!result.passed()) {
@@ -333,6 +344,7 @@ int run_fuzz_command(const FuzzCommandOptions& options) {
               simulated / wall, failures.size());
   for (const std::string& f : failures) std::printf("  FAILED %s\n", f.c_str());
   print_probes_never_reached();
+  coverage.report_buggify();
   const bool covered = coverage.report(scenarios);
   if (options.expect_failure) return failures.empty() ? 1 : 0;
   return failures.empty() && covered ? 0 : 1;

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/base/assert.h"
+#include "core/env/buggify.h"
 
 namespace sluice::sim {
 
@@ -12,7 +13,7 @@ void ProbeCoverage::before_run() {
   for (const ProbeSite& site : probe_sites()) snapshot_.push_back(site.hits);
 }
 
-void ProbeCoverage::after_run(const std::string& scenario) {
+void ProbeCoverage::after_run(const std::string& scenario, bool buggify) {
   const std::span<ProbeSite> sites = probe_sites();
   SLUICE_ASSERT_MSG(snapshot_.size() == sites.size(), "after_run follows before_run");
   ++seeds_[scenario];
@@ -22,6 +23,10 @@ void ProbeCoverage::after_run(const std::string& scenario) {
     if (sites[i].hits > snapshot_[i]) reached.insert(sites[i].name);
   }
   for (const std::string& name : reached) ++reached_[scenario][name];
+  if (buggify) {
+    ++seeds_[kBuggifyRuns];
+    for (const std::string& name : reached) ++reached_[kBuggifyRuns][name];
+  }
   snapshot_.clear();
 }
 
@@ -66,6 +71,18 @@ bool ProbeCoverage::report(const std::vector<Scenario>& scenarios) const {
     }
   }
   return all;
+}
+
+void ProbeCoverage::report_buggify() const {
+  const uint64_t runs = seeds(kBuggifyRuns);
+  std::printf("buggify: %llu seeds ran with BUGGIFY on; each site fired in (share of them):\n",
+              static_cast<unsigned long long>(runs));
+  for (const std::string& site : buggify_sites()) {
+    const uint64_t fired = seeds_reaching(kBuggifyRuns, "buggify." + site);
+    std::printf("  %-32s %5.1f%% (%llu seeds)\n", site.c_str(),
+                runs == 0 ? 0.0 : 100.0 * static_cast<double>(fired) / static_cast<double>(runs),
+                static_cast<unsigned long long>(fired));
+  }
 }
 
 }  // namespace sluice::sim

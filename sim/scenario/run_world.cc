@@ -4,6 +4,7 @@
 
 #include "core/base/assert.h"
 #include "core/kafka/cluster_topics.h"
+#include "sim/scenario/scenario.h"
 
 namespace sluice::sim {
 namespace {
@@ -33,12 +34,18 @@ struct RunWorld::Broker {
   std::unique_ptr<EffectRecorder> effects;
 };
 
-RunWorld::RunWorld(uint64_t seed, LogLevel level, History& history, broker::NodeOptions options, int brokers)
-    : history_(history), options_(std::move(options)), cluster_(seed, level) {
+RunWorld::RunWorld(uint64_t seed, LogLevel level, History& history, broker::NodeOptions options, int brokers,
+                   bool buggify)
+    : history_(history),
+      options_(std::move(options)),
+      cluster_(seed, level),
+      buggify_(buggify),
+      buggify_seed_(buggify_run_seed(seed)) {
   SLUICE_ASSERT(brokers >= 1);
   for (int i = 0; i < brokers; ++i) {
     auto b = std::make_unique<Broker>();
     b->node = &cluster_.add_node();
+    if (buggify_) b->node->enable_buggify(buggify_seed_);
     b->effects = std::make_unique<EffectRecorder>(history_, cluster_.world(), b->node->name());
     brokers_.push_back(std::move(b));
   }
@@ -69,6 +76,7 @@ kafka::Broker* RunWorld::broker(size_t index) const { return brokers_.at(index)-
 
 SimNode& RunWorld::add_client(const std::string& name) {
   SimNode& node = cluster_.add_node(name);
+  if (buggify_) node.enable_buggify(buggify_seed_);
   clients_.push_back(&node);
   return node;
 }

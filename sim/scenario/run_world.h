@@ -21,7 +21,9 @@ class RunWorld final : public FaultTarget {
  public:
   // `history` outlives the world. The brokers get `options` (listen address and data directory filled per node).
   // More than one broker: they form one cluster, node.id 1..N on n1..nN, every node a voter of the metadata group.
-  RunWorld(uint64_t seed, LogLevel level, History& history, broker::NodeOptions options, int brokers);
+  // `buggify`: BUGGIFY on every node, brokers and clients (core/env/buggify.h), its sites picked by `seed`.
+  RunWorld(uint64_t seed, LogLevel level, History& history, broker::NodeOptions options, int brokers,
+           bool buggify = false);
   ~RunWorld() override;
 
   SimCluster& cluster() override { return cluster_; }
@@ -52,6 +54,8 @@ class RunWorld final : public FaultTarget {
   std::vector<std::unique_ptr<Broker>> brokers_;
   std::vector<SimNode*> clients_;
   size_t boot_failures_ = 0;
+  bool buggify_ = false;
+  uint64_t buggify_seed_ = 0;
 };
 
 }  // namespace sluice::sim

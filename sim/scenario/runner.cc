@@ -14,6 +14,7 @@ std::string replay_command(const Scenario& scenario, uint64_t seed, const Mutati
                                                                                                  : scenario.path,
                                     seed);
   if (!mutations.empty()) command += " --mutation " + mutations.to_string();
+  if (scenario.buggify && !scenario.raft) command += " --buggify";
   return command;
 }
 

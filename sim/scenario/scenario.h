@@ -75,6 +75,11 @@ struct Scenario {
   // An expanded scenario has them drawn into `broker` (named in drawn_knobs) and this false.
   bool randomize_knobs = true;
   std::vector<std::string> drawn_knobs;
+  // BUGGIFY (core/env/buggify.h) on every node of the run: `buggify = true`, `sluice sim --buggify`, or a share of
+  // `sluice fuzz`'s seeds. Broker scenarios only (a [raft] scenario ignores it). An expanded scenario lists the
+  // sites its seed switches on (printed as a comment: the seed picks them again on replay).
+  bool buggify = false;
+  std::vector<std::string> buggify_sites_on;
   std::vector<TopicSpec> topics;
   std::vector<WorkloadSpec> workloads;
   std::vector<Fault> schedule;
@@ -100,6 +105,9 @@ std::string to_toml(const Scenario& scenario, bool schedule_only = false);
 // The scenario a seed expands into: the knobs drawn (when randomize_knobs) and the fault schedule drawn from its
 // rates (added to the fixed one, sorted by time), rates then dropped. Each draw has its own stream of `seed`.
 Scenario expand(const Scenario& scenario, uint64_t seed);
+
+// The seed that picks the BUGGIFY sites of a run of `seed` (the same for every node).
+uint64_t buggify_run_seed(uint64_t seed);
 
 // The broker node names of the scenario ("n1" ...) and the client node of each workload ("c1" ...).
 std::vector<std::string> broker_names(const Scenario& scenario);

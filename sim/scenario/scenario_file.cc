@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/base/assert.h"
+#include "core/env/buggify.h"
 #include "sim/scenario/scenario.h"
 #include "sim/faults/injector.h"
 #include "sim/scenario/knobs.h"
@@ -231,6 +232,7 @@ Result<Scenario> parse_scenario(std::string_view text, const std::string& path) 
   s.brokers = static_cast<int>(brokers);
   SLUICE_ASSIGN_OR_RETURN(s.duration, root.duration("duration", 30s));
   SLUICE_ASSIGN_OR_RETURN(s.liveness, root.duration("liveness", 30s));
+  SLUICE_ASSIGN_OR_RETURN(s.buggify, root.boolean("buggify", false));
   SLUICE_ASSIGN_OR_RETURN(s.broker, root.string_map("broker"));
   SLUICE_TRY(parse_topics(root, s));
   SLUICE_ASSIGN_OR_RETURN(std::vector<const toml::table*> workloads, root.tables("workloads"));
@@ -254,12 +256,29 @@ Result<Scenario> load_scenario_file(const std::string& path) {
   return parse_scenario(text.str(), path);
 }
 
+namespace {
+
+// `buggify = true` and, in an expanded scenario, the sites its seed switches on (a comment: the seed picks them).
+std::string buggify_to_toml(const Scenario& s) {
+  if (!s.buggify) return "";
+  std::string text = "buggify = true\n";
+  if (!s.buggify_sites_on.empty()) {
+    std::string sites;
+    for (const std::string& site : s.buggify_sites_on) sites += (sites.empty() ? "" : ", ") + site;
+    text += "# BUGGIFY sites this seed switches on: " + sites + "\n";
+  }
+  return text + "\n";
+}
+
+}  // namespace
+
 std::string to_toml(const Scenario& s, bool schedule_only) {
   std::string text;
   std::istringstream summary(s.summary);
   for (std::string line; std::getline(summary, line);) text += line.empty() ? "#\n" : "# " + line + "\n";
   text += fmt::format("name = \"{}\"\nbrokers = {}\nduration = \"{}\"\nliveness = \"{}\"\n\n", s.name, s.brokers,
                       format_duration(s.duration), format_duration(s.liveness));
+  text += buggify_to_toml(s);
   if (!s.broker.empty()) {
     text += "[broker]\n";
     for (const auto& [key, value] : s.broker) {
@@ -328,8 +347,21 @@ std::vector<std::string> broker_names(const Scenario& scenario) {
   return names;
 }
 
+uint64_t buggify_run_seed(uint64_t seed) {
+  constexpr uint64_t kBuggifySitesStream = 0xb0661f75;  // fixed forever, or old seeds pick other sites
+  return Random(seed).fork(kBuggifySitesStream).next_u64();
+}
+
 Scenario expand(const Scenario& scenario, uint64_t seed) {
   Scenario expanded = scenario;
+  expanded.buggify_sites_on.clear();
+  if (scenario.buggify && !scenario.raft) {
+    Buggify picker;
+    picker.enable(buggify_run_seed(seed), Random(0));
+    for (const std::string& site : buggify_sites()) {
+      if (picker.site_on(site)) expanded.buggify_sites_on.push_back(site);
+    }
+  }
   if (scenario.randomize_knobs && !scenario.raft) {  // knobs are the broker's; a raft scenario runs none
     Random knob_rng = Random(seed).fork(kKnobDrawStream);
     std::vector<std::string> drawn = draw_knobs(expanded.broker, knob_rng);

@@ -61,7 +61,8 @@ Status Simulation::setup() {
   broker::NodeOptions node;
   node.data_dir = "data";
   node.broker = *config;
-  world_ = std::make_unique<RunWorld>(options_.seed, options_.log_level, history_, node, scenario_.brokers);
+  world_ = std::make_unique<RunWorld>(options_.seed, options_.log_level, history_, node, scenario_.brokers,
+                                      scenario_.buggify);
   SimWorld& sim = world_->world();
   previous_hook_ = set_assert_failure_hook(simulation_failure_hook(sim, result_.replay));
   hooked_ = true;

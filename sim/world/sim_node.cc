@@ -14,6 +14,8 @@ namespace {
 // Random::fork stream of each node's disk faults; fixed forever, or old seeds stop replaying.
 constexpr uint64_t kDiskStreamBase = 2000;
 constexpr uint64_t kDiskLatencyStreamBase = 3000;
+// The fork of the node's own Random that BUGGIFY draws from (so enabling it shifts none of the node's draws).
+constexpr uint64_t kBuggifyStream = 0xb0661f7;
 
 // Latencies of an NVMe-class device: writes land in the page cache, syncs reach the device.
 Duration disk_latency(DiskOp op, Random& rng) {
@@ -68,7 +70,13 @@ SimNode::~SimNode() {
 
 Env SimNode::env() {
   SLUICE_ASSERT_MSG(net_ != nullptr, "the node has never been booted");
-  return Env{clock_, *fs_, *net_, random_, scheduler_, log_};
+  Network& net = buggify_net_ != nullptr ? static_cast<Network&>(*buggify_net_) : *net_;
+  return Env{clock_, *fs_, net, random_, scheduler_, log_, buggify_};
+}
+
+void SimNode::enable_buggify(uint64_t run_seed) {
+  SLUICE_ASSERT_MSG(!up_, "BUGGIFY is switched on before a boot");
+  buggify_.enable(run_seed, random_.fork(kBuggifyStream));
 }
 
 FileSystem& SimNode::fs() { return *fs_; }
@@ -79,6 +87,9 @@ void SimNode::boot(Main main) {
   SLUICE_ASSERT(scheduler_.live_fibers() == 0);
   main_ = std::move(main);
   net_ = &network_.attach(id_, name_, scheduler_);
+  if (buggify_.enabled() && buggify_net_ == nullptr) {
+    buggify_net_ = std::make_unique<BuggifyNetwork>(*net_, buggify_, scheduler_);
+  }
   world_.attach(id_, scheduler_);
   up_ = true;
   ++boots_;

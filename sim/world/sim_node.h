@@ -11,6 +11,8 @@
 #include <string>
 
 #include "core/base/log.h"
+#include "core/env/buggify.h"
+#include "core/env/buggify_network.h"
 #include "core/env/env.h"
 #include "sim/world/sim_clock.h"
 #include "sim/world/sim_world.h"
@@ -39,9 +41,15 @@ class SimNode {
   SimClock& clock() { return clock_; }
   Scheduler& scheduler() { return scheduler_; }
   Random& random() { return random_; }
+  Buggify& buggify() { return buggify_; }
   Logger& log() { return log_; }
   SimDisk& disk() { return *disk_; }
   FileSystem& fs();
+
+  // Switches BUGGIFY on for this node (core/env/buggify.h): `run_seed` picks the sites (the same for every node of a
+  // run), a stream of the node's Random forked for BUGGIFY draws the firings, and the node's streams go through a
+  // BuggifyNetwork. From the next boot on; REQUIRES: the node is down.
+  void enable_buggify(uint64_t run_seed);
 
   // Starts the node: spawns `main` as its first fiber. REQUIRES: the node is down.
   void boot(Main main);
@@ -76,6 +84,8 @@ class SimNode {
   SimClock clock_;
   Random random_;
   Random disk_latency_rng_;
+  Buggify buggify_;
+  std::unique_ptr<BuggifyNetwork> buggify_net_;  // while BUGGIFY is on: wraps net_
   Duration disk_tail_max_{0};
   Duration sync_stall_{0};
   Logger log_;

@@ -23,6 +23,7 @@
 #include "core/cluster/append_watch.h"
 #include "core/cluster/partition.h"
 #include "core/cluster/partition_manager.h"
+#include "core/env/buggify.h"
 #include "core/kafka/broker.h"
 #include "core/kafka/handlers/handlers.h"
 #include "core/protocol/error_codes.h"
@@ -39,6 +40,9 @@ using protocol::Records;
 constexpr int16_t kFirstTopicIdVersion = 13;
 constexpr int16_t kFirstLeaderEndpointsVersion = 16;
 constexpr int16_t kFirstZstdVersion = 10;
+// BUGGIFY's "fetch.fewer-bytes" answers a partition with at most this many bytes (at least a batch when the
+// fetch's first partition has one, as the min-one-batch rule says).
+constexpr int64_t kBuggifyFewestBytes = 16 * 1024;
 constexpr int16_t kLastVersionWithoutStorageError = 5;
 
 // Kafka's FetchMetadata: epoch 0 (initial) and -1 (final) make a full request; any other epoch continues an
@@ -191,8 +195,13 @@ FetchResponse::Partition FetchRound::read_partition(const std::string& topic,
   }
   const cluster::FetchPosition position{request.fetch_offset, request.current_leader_epoch,
                                         request.last_fetched_epoch};
-  const int64_t limit = std::max<int64_t>(
+  int64_t limit = std::max<int64_t>(
       0, std::min({static_cast<int64_t>(std::max(0, request.partition_max_bytes)), remaining_, room_}));
+  if (limit > 1 && SLUICE_BUGGIFY(ctx_.broker.env().buggify, "fetch.fewer-bytes")) {
+    // Fewer bytes than allowed, as Kafka's read stops at a segment's end: the consumer must fetch again from there.
+    limit = 1 + static_cast<int64_t>(ctx_.broker.env().buggify.random().uniform(
+                    static_cast<uint64_t>(std::min<int64_t>(limit - 1, kBuggifyFewestBytes))));
+  }
   Result<cluster::PartitionRead> read = partition->read(position, static_cast<size_t>(limit), min_one_batch_);
   if (!read.ok()) {
     if (read.status().code() == Code::kCorruption) {

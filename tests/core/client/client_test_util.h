@@ -104,6 +104,7 @@ class ClientHarness {
   SimNetwork& network() { return cluster_.network(); }
   NodeId broker_node() const { return server_.id(); }
   NodeId client_node() const { return client_.id(); }
+  SimNode& client_sim_node() { return client_; }  // before run(): BUGGIFY, say
   kafka::BrokerConfig& broker_config() { return config_; }
 
  private:
