@@ -8,7 +8,8 @@
 #      names is caught within 8 seeds, and those seeds pass without it;
 #   3. shrinking: `sluice fuzz --shrink` cuts crash_loop_persisted's first seed failing with skip-persisted-fsync
 #      down to a scenario file that replays failing with the mutation, and passing without it;
-#   4. a short fuzz: every scenario round robin from seed 100 for SECONDS of wall time (default 150), which must
+#   4. a short fuzz: every scenario round robin from seed 100 for SECONDS of wall time (default 150), half of the
+#      seeds with BUGGIFY on (the seed decides which), which must
 #      find nothing.
 set -euo pipefail
 
@@ -72,7 +73,7 @@ else
 fi
 
 if "${sluice}" fuzz "${scenarios[@]/#/--scenario=}" --seeds 100000 --first-seed 100 --time-budget "${budget}" \
-    --trace-dir "${work}" > "${work}/fuzz" 2>&1; then
+    --buggify 0.5 --trace-dir "${work}" > "${work}/fuzz" 2>&1; then
   # tail reads all its input: `head` would close the pipe early and, under pipefail, fail the script on grep's
   # SIGPIPE whenever the fuzz printed more than the pipe holds.
   grep -v '^  ' "${work}/fuzz" | tail -n 4
