@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/env/buggify.h"
 #include "core/env/env.h"
 
 namespace sluice::fuzz {
@@ -171,7 +172,7 @@ class FuzzWorld {
       : random_(1),
         scheduler_(clock_, nullptr),
         log_("fuzz", std::getenv("SLUICE_FUZZ_LOG") != nullptr ? LogLevel::kDebug : LogLevel::kOff) {}
-  Env env() { return Env{clock_, fs_, net_, random_, scheduler_, log_}; }
+  Env env() { return Env{clock_, fs_, net_, random_, scheduler_, log_, buggify_}; }
   MemFileSystem& fs() { return fs_; }
 
  private:
@@ -181,6 +182,7 @@ class FuzzWorld {
   Random random_;
   Scheduler scheduler_;
   Logger log_;
+  Buggify buggify_;  // never enabled: the fuzzers feed their own inputs
 };
 
 }  // namespace sluice::fuzz

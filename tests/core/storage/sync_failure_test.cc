@@ -51,7 +51,9 @@ class DirSyncFault : public FileSystem {
   uint64_t dir_syncs_ = 0;
 };
 
-Env with_fs(Env env, FileSystem& fs) { return Env{env.clock, fs, env.net, env.random, env.scheduler, env.log}; }
+Env with_fs(Env env, FileSystem& fs) {
+  return Env{env.clock, fs, env.net, env.random, env.scheduler, env.log, env.buggify};
+}
 
 // Every sync the disk was asked for, failed or not, of files and directories.
 uint64_t sync_attempts(SimDisk& disk) { return disk.stats().syncs + disk.stats().dir_syncs + disk.stats().failed_syncs; }
