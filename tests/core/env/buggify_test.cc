@@ -1,6 +1,7 @@
 // BUGGIFY's facility: off never fires, on fires per site and per reach as drawn, each site is a probe, and the
 // draws are deterministic and apart from every other stream.
 #include "core/env/buggify.h"
+#include "tests/probe_hits.h"
 
 #include <gtest/gtest.h>
 
@@ -10,14 +11,6 @@
 
 namespace sluice {
 namespace {
-
-uint64_t probe_hits(std::string_view name) {
-  uint64_t hits = 0;
-  for (const ProbeSite& site : probe_sites()) {
-    if (name == site.name) hits += site.hits;
-  }
-  return hits;
-}
 
 bool reach_always(Buggify& b) { return SLUICE_BUGGIFY(b, "test.always"); }
 

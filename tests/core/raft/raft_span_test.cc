@@ -8,6 +8,7 @@
 
 #include "core/base/assert.h"
 #include "tests/core/raft/raft_test_cluster.h"
+#include "tests/probe_hits.h"
 
 namespace sluice::raft::testing {
 namespace {
@@ -17,14 +18,6 @@ ClusterConfig config_of(size_t voters, bool check_quorum = true) {
   config.voters = voters;
   config.options.check_quorum = check_quorum;
   return config;
-}
-
-uint64_t probe_hits(std::string_view name) {
-  uint64_t hits = 0;
-  for (const ProbeSite& site : probe_sites()) {
-    if (name == site.name) hits += site.hits;
-  }
-  return hits;
 }
 
 Entry span(Term term, std::string payload, Index count) {

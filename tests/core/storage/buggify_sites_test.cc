@@ -8,19 +8,12 @@
 #include "core/env/buggify.h"
 #include "core/storage/cleaner.h"
 #include "tests/core/storage/log_test_util.h"
+#include "tests/probe_hits.h"
 
 namespace sluice::storage {
 namespace {
 
 using namespace log_testing;
-
-uint64_t probe_hits(std::string_view name) {
-  uint64_t hits = 0;
-  for (const ProbeSite& site : probe_sites()) {
-    if (name == site.name) hits += site.hits;
-  }
-  return hits;
-}
 
 // Every site on, each firing at its own chance (or always, for sites that use the run's).
 void all_sites_on(Env env) { env.buggify.enable(1, Random(17), /*site_share=*/1.0, /*fire_chance=*/1.0); }

@@ -57,19 +57,6 @@ void workload(Env env, int& acked) {
   ASSERT_TRUE((*log)->close().ok());
 }
 
-// Boots `body` and runs at most `max_steps` simulation steps. Returns the steps taken (all of them when it ends).
-size_t run_steps(OneNode& world, const std::function<void(Env)>& body, size_t max_steps, bool* finished) {
-  bool done = false;
-  world.node().boot([&](Env env) {
-    body(env);
-    done = true;
-  });
-  size_t steps = 0;
-  while (!done && steps < max_steps && world.world().step()) ++steps;
-  if (finished != nullptr) *finished = done;
-  return steps;
-}
-
 void recover(Env env) {
   auto log = PartitionLog::open(env, kDir, sweep_settings());
   ASSERT_TRUE(log.ok()) << log.status().to_string();

@@ -141,6 +141,20 @@ class OneNode {
   SimNode& node_;
 };
 
+// Crash-point sweeps: boots `body` on the node and runs at most `max_steps` simulation steps. Returns the steps taken
+// (all of them when it ends); `finished` (may be null) says whether `body` returned.
+inline size_t run_steps(OneNode& world, const std::function<void(Env)>& body, size_t max_steps, bool* finished) {
+  bool done = false;
+  world.node().boot([&](Env env) {
+    body(env);
+    done = true;
+  });
+  size_t steps = 0;
+  while (!done && steps < max_steps && world.world().step()) ++steps;
+  if (finished != nullptr) *finished = done;
+  return steps;
+}
+
 // A log manager over "data" (null, with a test failure, when it does not open).
 inline std::unique_ptr<LogManager> open_log_manager(Env env, BrokerStorageConfig config = {},
                                                     EffectSink* effects = nullptr) {

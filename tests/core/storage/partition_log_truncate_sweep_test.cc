@@ -53,18 +53,6 @@ void phase(Env env, Progress& progress) {
   ASSERT_TRUE((*log)->close().ok());
 }
 
-size_t run_steps(OneNode& world, const std::function<void(Env)>& body, size_t max_steps, bool* finished) {
-  bool done = false;
-  world.node().boot([&](Env env) {
-    body(env);
-    done = true;
-  });
-  size_t steps = 0;
-  while (!done && steps < max_steps && world.world().step()) ++steps;
-  if (finished != nullptr) *finished = done;
-  return steps;
-}
-
 void recover(Env env) {
   auto log = PartitionLog::open(env, kDir, sweep_settings());
   ASSERT_TRUE(log.ok()) << log.status().to_string();

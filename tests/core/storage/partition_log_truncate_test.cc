@@ -6,6 +6,7 @@
 #include "core/storage/cleaner.h"
 #include "core/storage/partition_log.h"
 #include "tests/core/storage/log_test_util.h"
+#include "tests/probe_hits.h"
 
 namespace sluice::storage {
 namespace {
@@ -17,14 +18,6 @@ std::unique_ptr<PartitionLog> open_log(Env env, const LogSettings& settings, con
   auto log = PartitionLog::open(env, dir, settings);
   EXPECT_TRUE(log.ok()) << log.status().to_string();
   return log.ok() ? std::move(*log) : nullptr;
-}
-
-uint64_t probe_hits(std::string_view name) {
-  uint64_t hits = 0;
-  for (const ProbeSite& site : probe_sites()) {
-    if (name == site.name) hits += site.hits;
-  }
-  return hits;
 }
 
 LogSettings segmented() {

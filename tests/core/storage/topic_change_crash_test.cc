@@ -8,6 +8,7 @@
 
 #include "core/storage/log_directories.h"
 #include "tests/core/storage/log_test_util.h"
+#include "tests/probe_hits.h"
 
 namespace sluice::storage {
 namespace {
@@ -17,14 +18,6 @@ using namespace log_testing;
 const std::string kFirstId = "AAAAAAAAAAAAAAAAAAAAAA";
 const std::string kSecondId = "BBBBBBBBBBBBBBBBBBBBBB";
 constexpr const char* kTopic = "t";
-
-uint64_t probe_hits(std::string_view name) {
-  uint64_t hits = 0;
-  for (const ProbeSite& site : probe_sites()) {
-    if (name == site.name) hits += site.hits;
-  }
-  return hits;
-}
 
 TopicConfig persisted() { return topic_config_with({{"durability", "persisted"}}); }
 
@@ -51,18 +44,6 @@ void workload(Env env, Answered& answered) {
   answered.created_second = true;
   EXPECT_EQ(manager->remove_retired_dirs(), 0u);
   ASSERT_TRUE(manager->close().ok());
-}
-
-size_t run_steps(OneNode& world, const std::function<void(Env)>& body, size_t max_steps, bool* finished) {
-  bool done = false;
-  world.node().boot([&](Env env) {
-    body(env);
-    done = true;
-  });
-  size_t steps = 0;
-  while (!done && steps < max_steps && world.world().step()) ++steps;
-  if (finished != nullptr) *finished = done;
-  return steps;
 }
 
 void recover(Env env) {

@@ -7,19 +7,12 @@
 #include <string>
 
 #include "sim/world/sim_cluster.h"
+#include "tests/probe_hits.h"
 
 namespace sluice {
 namespace {
 
 using namespace std::chrono_literals;
-
-uint64_t probe_hits(std::string_view name) {
-  uint64_t hits = 0;
-  for (const ProbeSite& site : probe_sites()) {
-    if (name == site.name) hits += site.hits;
-  }
-  return hits;
-}
 
 struct Exchange {
   std::string received;
