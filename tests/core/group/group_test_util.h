@@ -137,6 +137,17 @@ inline void sync_async(Env env, GroupCoordinator& c, SyncRequest request, std::o
   env.scheduler.spawn("sync", [&c, request, &out] { out = c.sync(request); });
 }
 
+// Sleeps on the simulated clock until `done` holds or `bound` passes; whether it holds. The leader's SyncGroup
+// answers only once the group's record is in __consumer_offsets (created on first use: directory syncs), so a
+// fixed sleep would race the disk's latency, and an answer landing after the test's scope ends writes into freed
+// memory.
+template <typename Done>
+bool wait_until(Env env, Done done, Duration bound = 10s) {
+  const Instant deadline = env.clock.now() + bound;
+  while (!done() && env.clock.now() < deadline) env.scheduler.sleep_for(1ms);
+  return done();
+}
+
 // A member id from MEMBER_ID_REQUIRED, then the second JoinGroup (which parks until the rebalance completes).
 inline std::string member_id_for(GroupCoordinator& c, const std::string& group) {
   const JoinResult first = c.join(join_request(group, ""));

@@ -33,7 +33,7 @@ std::pair<JoinResult, JoinResult> stable_pair(Env env, GroupCoordinator& c, int3
   std::optional<SyncResult> sa, sb;
   sync_async(env, c, sync_request("g", *ra, {{a, for_a}, {b, for_b}}), sa);
   sync_async(env, c, sync_request("g", *rb, {{a, for_a}, {b, for_b}}), sb);
-  env.scheduler.sleep_for(10ms);
+  EXPECT_TRUE(wait_until(env, [&] { return sa.has_value() && sb.has_value(); }));
   EXPECT_EQ(c.find_group("g")->state, GroupState::kStable);
   return {*ra, *rb};
 }

@@ -2,6 +2,8 @@
 // its old place under a new member id, the old id is fenced, and a full group turns new members away.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tests/core/group/group_test_util.h"
 
 namespace sluice::group::testing {
@@ -44,7 +46,7 @@ std::pair<JoinResult, JoinResult> stable_static_pair(Env env, GroupCoordinator& 
   std::optional<SyncResult> sa, sb;
   sync_async(env, c, static_sync(*ra, "i-a", plan), sa);
   sync_async(env, c, static_sync(*rb, "i-b", plan), sb);
-  env.scheduler.sleep_for(10ms);
+  EXPECT_TRUE(wait_until(env, [&] { return sa.has_value() && sb.has_value(); }));
   EXPECT_EQ(c.find_group("g")->state, GroupState::kStable);
   return {*ra, *rb};
 }
@@ -292,7 +294,9 @@ TEST(StaticMembership, AGroupOverALoweredMaxSizeRebalancesOnLoadAndTurnsAwayTheL
     for (const auto& j : joined) ASSERT_TRUE(j.has_value() && j->error == ErrorCode::kNone);
     std::vector<std::optional<SyncResult>> synced(3);
     for (int i = 0; i < 3; ++i) sync_async(env, c, sync_request("g", *joined[i]), synced[i]);
-    env.scheduler.sleep_for(10ms);
+    ASSERT_TRUE(wait_until(env, [&] {
+      return std::all_of(synced.begin(), synced.end(), [](const auto& s) { return s.has_value(); });
+    }));
     ASSERT_EQ(c.find_group("g")->state, GroupState::kStable);
   }));
   ASSERT_TRUE(node.run([&ids](Env env) {
