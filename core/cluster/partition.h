@@ -119,6 +119,10 @@ class Partition : public std::enable_shared_from_this<Partition> {
   // The leader's node id; -1 while a replicated partition knows none.
   int32_t leader() const;
   bool is_leader() const;
+  // This node's log went offline while loaded (a failed sync or write, PartitionLog::offline): on one node the
+  // partition has no leader until a restart, as Kafka's offline log directory; reads and writes answer
+  // KAFKA_STORAGE_ERROR.
+  bool storage_offline() const;
   int32_t leader_epoch() const { return leader_epoch_; }
   std::vector<int32_t> replicas() const;
   // The leader's view: itself and the followers heard from within replica.lag.time.max.ms that hold the committed

@@ -37,6 +37,8 @@ bool Partition::is_leader() const {
   return role_ == raft::Role::kLeader;
 }
 
+bool Partition::storage_offline() const { return log_->offline(); }
+
 std::vector<int32_t> Partition::replicas() const {
   if (!replicated()) return {context_.node_id};
   return replica_group_->replicas;

@@ -59,10 +59,11 @@ MetadataResponse::Partition describe_partition(const cluster::PartitionManager& 
   const std::shared_ptr<cluster::Partition> partition = partitions.find({topic, index});
   MetadataResponse::Partition out;
   out.partition_index = index;
-  if (partition == nullptr) {
-    // The topic table lists a topic only while all its partitions exist: this one's log did not load. Kafka's
-    // metadata for a replica in an offline log directory with no other replica: no leader, listed offline.
-    SLUICE_ASSERT(partitions.offline({topic, index}) != nullptr);
+  if (partition == nullptr || partition->storage_offline()) {
+    // The topic table lists a topic only while all its partitions exist: this one's log did not load, or it went
+    // offline since. Kafka's metadata for a replica in an offline log directory with no other replica: no leader,
+    // listed offline.
+    SLUICE_ASSERT(partition != nullptr || partitions.offline({topic, index}) != nullptr);
     out.leader_id = -1;
     out.replica_nodes = {node_id};
     out.isr_nodes = {node_id};
@@ -93,8 +94,11 @@ MetadataResponse::Partition describe_placed(const cluster::PartitionManager& par
     out.leader_epoch = local->leader_epoch();
     if (local->is_leader()) out.isr_nodes = local->in_sync_replicas();
   }
-  // This node's replica did not load: the others lead without it (it never joined the raft group here).
-  if (partitions.offline({topic, index}) != nullptr) out.offline_replicas.push_back(node_id);
+  // This node's replica did not load (it never joined the raft group here), or its log went offline since: the
+  // others lead without it.
+  if (partitions.offline({topic, index}) != nullptr || (local != nullptr && local->storage_offline())) {
+    out.offline_replicas.push_back(node_id);
+  }
   if (out.leader_id < 0) out.error_code = wire_code(ErrorCode::kLeaderNotAvailable);
   return out;
 }

@@ -66,6 +66,18 @@ int16_t list_latest(KafkaClient& client, int32_t partition) {
   return response->topics[0].partitions[0].error_code;
 }
 
+MetadataResponse::Topic describe_topic(KafkaClient& client) {
+  MetadataRequest request;
+  request.topics = std::vector<MetadataRequest::Topic>{{.name = std::string("t")}};
+  auto metadata = client.call<MetadataResponse>(request, 9);
+  EXPECT_TRUE(metadata.ok()) << metadata.status().to_string();
+  if (!metadata.ok() || metadata->topics.size() != 1) {
+    ADD_FAILURE() << "expected one topic in the answer";
+    return {};
+  }
+  return metadata->topics[0];
+}
+
 TEST(OfflinePartition, ABrokerWithAPartitionThatDoesNotLoadServesTheRest) {
   BrokerHarness harness;
   ASSERT_TRUE(harness.run([](Env env, KafkaClient&, Broker& broker) {
@@ -101,12 +113,7 @@ TEST(OfflinePartition, ABrokerWithAPartitionThatDoesNotLoadServesTheRest) {
     EXPECT_EQ(list_latest(client, 0), 0);
     EXPECT_EQ(list_latest(client, 1), wire_code(ErrorCode::kKafkaStorageError));
 
-    MetadataRequest request;
-    request.topics = std::vector<MetadataRequest::Topic>{{.name = std::string("t")}};
-    auto metadata = client.call<MetadataResponse>(request, 9);
-    ASSERT_TRUE(metadata.ok()) << metadata.status().to_string();
-    ASSERT_EQ(metadata->topics.size(), 1u);
-    const MetadataResponse::Topic& topic = metadata->topics[0];
+    const MetadataResponse::Topic topic = describe_topic(client);
     EXPECT_EQ(topic.error_code, 0);
     ASSERT_EQ(topic.partitions.size(), 2u);
     EXPECT_EQ(topic.partitions[0].error_code, 0);
@@ -116,6 +123,34 @@ TEST(OfflinePartition, ABrokerWithAPartitionThatDoesNotLoadServesTheRest) {
     EXPECT_EQ(topic.partitions[1].leader_id, -1);
     EXPECT_EQ(topic.partitions[1].replica_nodes, std::vector<int32_t>{1});
     EXPECT_EQ(topic.partitions[1].offline_replicas, std::vector<int32_t>{1});
+  }));
+}
+
+// A log that goes offline while the broker runs (its sync failed: never retried) is reported like one that did
+// not load: Metadata answers no leader with this node offline, so clients stop routing to it; the rest is served.
+TEST(OfflinePartition, ALogThatGoesOfflineWhileServingIsListedOfflineInMetadata) {
+  BrokerHarness harness;
+  harness.allow_failed_close();
+  ASSERT_TRUE(harness.run([&harness](Env env, KafkaClient& client, Broker& broker) {
+    storage::TopicConfig persisted;
+    persisted.durability = storage::Durability::kPersisted;  // every acknowledged produce is synced first
+    create_topic(env, broker, "t", 2, persisted);
+    EXPECT_EQ(produce(client, 1, make_records(1)).error_code, 0);
+    EXPECT_TRUE(describe_topic(client).partitions.at(1).offline_replicas.empty());
+
+    harness.server().disk().fail_next(DiskOp::kSync, 1, "data/t-1/");
+    const ProduceResponse::PartitionResponse failed = produce(client, 1, make_records(1));
+    EXPECT_EQ(failed.error_code, wire_code(ErrorCode::kKafkaStorageError));
+    EXPECT_EQ(produce(client, 0, make_records(1)).error_code, 0);
+
+    const MetadataResponse::Topic topic = describe_topic(client);
+    ASSERT_EQ(topic.partitions.size(), 2u);
+    EXPECT_EQ(topic.partitions[0].error_code, 0);
+    EXPECT_EQ(topic.partitions[0].leader_id, 1);
+    EXPECT_EQ(topic.partitions[1].error_code, wire_code(ErrorCode::kLeaderNotAvailable));
+    EXPECT_EQ(topic.partitions[1].leader_id, -1);
+    EXPECT_EQ(topic.partitions[1].offline_replicas, std::vector<int32_t>{1});
+    EXPECT_EQ(fetch(client, 1).error_code, 0) << "what is durable is still served to a client that asks";
   }));
 }
 
