@@ -19,7 +19,7 @@ constexpr std::array<std::string_view, kFaultKinds> kNames = {
     "latency-spike", "disk-full", "disk-errors", "clock-jump", "corrupt-segment",
     "crash-at-disk-op", "drop-acks0-forwards",
     "clock-skew", "reconnect-reorder", "reconnect-duplicate",
-    "process-pause", "slow-disk", "stalled-fsync", "swizzle-clog"};
+    "process-pause", "slow-disk", "stalled-fsync", "swizzle-clog", "read-corruption"};
 
 }  // namespace
 
@@ -44,6 +44,7 @@ Duration default_fault_length(FaultKind kind) {
     case FaultKind::kReconnectDuplicate:
     case FaultKind::kResetConnections:
     case FaultKind::kDiskErrors:
+    case FaultKind::kReadCorruption:
     case FaultKind::kClockJump: return 0s;
   }
   SLUICE_UNREACHABLE();
@@ -53,6 +54,7 @@ int64_t default_fault_amount(FaultKind kind) {
   switch (kind) {
     case FaultKind::kLatencySpike: return 200;        // ms
     case FaultKind::kDiskErrors: return 1;            // operations
+    case FaultKind::kReadCorruption: return 1;        // reads
     case FaultKind::kCrashAtDiskOp: return 1;         // the next matching operation
     case FaultKind::kClockJump: return 3'600'000;     // an hour forwards
     case FaultKind::kClockSkew: return 100;           // parts per thousand: 10 % fast

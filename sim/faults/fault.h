@@ -59,8 +59,13 @@ enum class FaultKind : uint8_t {
   // the brokers after it, by number) are clogged one at a time (bytes held both ways, not dropped), then released
   // in reverse order. A link stays clogged while either end is.
   kSwizzleClog = 19,
+  // The next reads by `node` of `amount` files under `path` (any file when empty), one read of each, return damaged
+  // bytes: a flipped bit or a sector of zeros (SimDisk::corrupt_next_reads; a later fault replaces a pending one).
+  // The files stay intact, so a reader that checks and reads again gets the truth: the broker must neither serve,
+  // keep nor cut anything on a damaged read.
+  kReadCorruption = 20,
 };
-inline constexpr size_t kFaultKinds = 20;
+inline constexpr size_t kFaultKinds = 21;
 
 std::string_view fault_kind_name(FaultKind kind);  // "crash", "power-loss", ...
 std::optional<FaultKind> parse_fault_kind(std::string_view name);
@@ -74,7 +79,7 @@ struct Fault {
   // clock jump ms, disk error count, latency ms, clock skew parts per thousand, slow disk and sync ms, nodes clogged
   int64_t amount = 0;
   std::string op;          // disk errors, crash-at-disk-op: read | write | sync | metadata
-  std::string path;        // disk errors: path prefix ("" = any)
+  std::string path;        // disk errors, crash-at-disk-op, read corruption: path prefix ("" = any)
 
   bool operator==(const Fault&) const = default;
 };

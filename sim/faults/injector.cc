@@ -78,6 +78,13 @@ void Injector::apply(const Fault& fault) {
     case FaultKind::kLatencySpike: apply_network(fault, *node); return;
     case FaultKind::kDiskFull:
     case FaultKind::kDiskErrors: apply_disk(fault, *node); return;
+    case FaultKind::kReadCorruption:
+      // No operator restart at the heal (unlike disk-errors): nothing on the disk is wrong, so nothing may stay
+      // offline or lost because of it.
+      ++applied_;
+      record(WorldEvent::Kind::kFault, node->name(), to_toml(fault));
+      node->disk().corrupt_next_reads(static_cast<uint32_t>(std::max<int64_t>(fault.amount, 1)), fault.path);
+      return;
     case FaultKind::kCrashAtDiskOp: arm_death(fault, *node); return;
     case FaultKind::kDropAcks0Forwards: apply_drop_acks0(fault, *node); return;
     case FaultKind::kProcessPause: apply_pause(fault, *node); return;

@@ -182,6 +182,10 @@ Status check_new_fault_amount(FaultKind kind, int64_t min, int64_t max, const st
     return invalid_argument(fmt::format("{}: a {}'s amount (milliseconds) must be between 1 and {}", where,
                                         fault_kind_name(kind), kHourMs));
   }
+  if (kind == FaultKind::kReadCorruption && min < 1) {
+    return invalid_argument(where + ": a read-corruption's amount (how many reads come back damaged) must be at "
+                                    "least 1");
+  }
   if (kind == FaultKind::kSwizzleClog && min < 0) {
     return invalid_argument(where + ": a swizzle-clog's amount (how many brokers; 0: half) must not be negative");
   }

@@ -1,5 +1,6 @@
 #include "sim/world/sim_disk.h"
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <utility>
@@ -178,15 +179,9 @@ Status SimDisk::inject(DiskOp op, std::string_view path) {
     if (on_dying_) std::exchange(on_dying_, nullptr)();
   }
   if (dying_) return io_error(std::string(path) + ": the process is dying");
-  if (!fail_rules_.empty()) {
-    const std::string name = normalized(path);
-    for (auto rule = fail_rules_.begin(); rule != fail_rules_.end(); ++rule) {
-      if (rule->op != op || !name.starts_with(rule->path_prefix)) continue;
-      SLUICE_ASSERT(rule->remaining > 0);
-      if (--rule->remaining == 0) fail_rules_.erase(rule);
-      ++stats_.injected_errors;
-      return io_error(std::string(path) + ": injected " + std::string(disk_op_name(op)) + " error");
-    }
+  if (take_rule(fail_rules_, op, path)) {
+    ++stats_.injected_errors;
+    return io_error(std::string(path) + ": injected " + std::string(disk_op_name(op)) + " error");
   }
   const double p = error_probability_[static_cast<size_t>(op)];
   if (p > 0 && fault_rng_.chance(p)) {
@@ -194,6 +189,38 @@ Status SimDisk::inject(DiskOp op, std::string_view path) {
     return io_error(std::string(path) + ": simulated " + std::string(disk_op_name(op)) + " error");
   }
   return Status();
+}
+
+bool SimDisk::take_rule(std::vector<FailRule>& rules, DiskOp op, std::string_view path) {
+  if (rules.empty()) return false;
+  const std::string name = normalized(path);
+  for (auto rule = rules.begin(); rule != rules.end(); ++rule) {
+    if (rule->op != op || !name.starts_with(rule->path_prefix)) continue;
+    SLUICE_ASSERT(rule->remaining > 0);
+    if (--rule->remaining == 0) rules.erase(rule);
+    return true;
+  }
+  return false;
+}
+
+void SimDisk::damage_read(uint64_t offset, MutableByteView bytes) {
+  SLUICE_ASSERT(!bytes.empty());
+  ++stats_.corrupted_reads;
+  if (fault_rng_.uniform(2) == 0) {
+    bytes[fault_rng_.uniform(bytes.size())] ^= static_cast<uint8_t>(1U << fault_rng_.uniform(8));
+    SLUICE_PROBE("sim_disk.read_bit_flipped");
+    return;
+  }
+  // One sector of the file that the read covers comes back as zeros (a sector the device could not read and
+  // answered from a zeroed buffer).
+  const uint64_t first = offset / kSimSectorBytes;
+  const uint64_t last = (offset + bytes.size() - 1) / kSimSectorBytes;
+  const uint64_t sector = first + fault_rng_.uniform(last - first + 1);
+  const uint64_t from = std::max(sector * kSimSectorBytes, offset) - offset;
+  const uint64_t to = std::min((sector + 1) * kSimSectorBytes, offset + bytes.size()) - offset;
+  SLUICE_ASSERT(from < to && to <= bytes.size());
+  std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(from), bytes.begin() + static_cast<std::ptrdiff_t>(to), 0);
+  SLUICE_PROBE("sim_disk.read_sector_zeroed");
 }
 
 void SimDisk::writeback_if_needed(InodeId dir) {
@@ -376,6 +403,13 @@ Result<size_t> SimDisk::read(InodeId id, std::string_view path, uint64_t offset,
   SLUICE_ASSERT(n <= out.size());
   ++stats_.reads;
   stats_.bytes_read += n;
+  // Transient damage, not a bad sector: a file whose last read was damaged reads true next time.
+  if (n > 0 && corrupt_rule_.has_value() && !corrupt_rule_->damaged.contains(id) &&
+      normalized(path).starts_with(corrupt_rule_->path_prefix)) {
+    damage_read(offset, out.first(n));
+    corrupt_rule_->damaged.insert(id);
+    if (--corrupt_rule_->remaining == 0) corrupt_rule_.reset();
+  }
   return n;
 }
 
@@ -511,6 +545,11 @@ void SimDisk::fail_next(DiskOp op, uint32_t count, std::string path_prefix) {
   fail_rules_.push_back(FailRule{op, count, normalized_prefix(path_prefix)});
 }
 
+void SimDisk::corrupt_next_reads(uint32_t count, std::string path_prefix) {
+  corrupt_rule_.reset();
+  if (count > 0) corrupt_rule_ = CorruptRule{count, normalized_prefix(path_prefix), {}};
+}
+
 void SimDisk::die_at(DiskOp op, uint32_t count, std::string path_prefix, std::function<void()> dying) {
   SLUICE_ASSERT_MSG(count > 0, "the first matching operation is count 1");
   die_rule_ = FailRule{op, count, normalized_prefix(path_prefix)};
@@ -525,6 +564,7 @@ void SimDisk::end_dying() {
 
 void SimDisk::clear_faults() {
   fail_rules_.clear();
+  corrupt_rule_.reset();
   error_probability_.fill(0.0);
   end_dying();
 }
@@ -534,66 +574,5 @@ uint64_t SimDisk::free_bytes() const {
 }
 
 uint64_t SimDisk::trace_state_hash() const { return durable_tree_hash(inodes_); }
-
-void SimDisk::describe_dir(InodeId dir, const std::string& path, std::string& out) const {
-  const SimDirImage& image = inode(dir).dir;
-  out += (path.empty() ? "." : path) + "/";
-  if (!image.unsynced().empty()) out += "  unsynced_entry_ops=" + std::to_string(image.unsynced().size());
-  out += '\n';
-  for (const auto& [name, child] : image.entries()) {
-    const std::string child_path = path.empty() ? name : path + "/" + name;
-    const SimInode& node = inode(child);
-    if (node.is_dir) {
-      describe_dir(child, child_path, out);
-      continue;
-    }
-    out += child_path + "  size=" + std::to_string(node.file.size()) +
-           " durable=" + std::to_string(node.file.durable_size());
-    if (!node.file.unsynced().empty()) out += " unsynced_ops=" + std::to_string(node.file.unsynced().size());
-    if (node.file.diverged()) out += " diverged";
-    out += '\n';
-  }
-}
-
-std::string SimDisk::describe() const {
-  std::string out = "SimDisk generation=" + std::to_string(generation_) +
-                    " used=" + std::to_string(used_bytes_) + "/" + std::to_string(options_.capacity_bytes) +
-                    " inodes=" + std::to_string(inodes_.size()) +
-                    " state_hash=" + std::to_string(trace_state_hash()) + "\n";
-  describe_dir(kRootInode, "", out);
-  return out;
-}
-
-bool SimDisk::consistent() const {
-  if (!inodes_.contains(kRootInode) || !inode(kRootInode).is_dir) return false;
-  uint64_t used = 0;
-  std::map<InodeId, int> names;  // volatile names per inode
-  for (const auto& [id, node] : inodes_) {
-    if (!node.is_dir) {
-      if (node.linked || node.open_handles > 0) used += node.file.size();
-      continue;
-    }
-    if (!node.dir.consistent()) return false;
-    for (const auto& [name, child] : node.dir.entries()) {
-      if (!inodes_.contains(child)) return false;
-      ++names[child];
-    }
-    for (const auto& [name, child] : node.dir.durable()) {
-      if (!inodes_.contains(child)) return false;
-    }
-    for (const SimEntryOp& op : node.dir.unsynced()) {
-      if (op.partner == kNoInode) continue;
-      if (!inodes_.contains(op.partner)) return false;
-      if (inode(op.partner).dir.find_txn(op.txn) == static_cast<size_t>(-1)) return false;
-    }
-  }
-  if (used != used_bytes_) return false;
-  for (const auto& [id, node] : inodes_) {
-    if (id == kRootInode) continue;
-    const int count = names.contains(id) ? names.at(id) : 0;
-    if (count > 1 || (count == 1) != node.linked) return false;
-  }
-  return true;
-}
 
 }  // namespace sluice

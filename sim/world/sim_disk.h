@@ -10,7 +10,8 @@
 // before it fail.
 //
 // Faults: a capacity (ENOSPC as kNoSpace, nothing half-written), I/O errors (kIoError) with a probability per
-// kind of operation or for the next N operations of a kind under a path prefix, and fsyncgate: after a failed
+// kind of operation or for the next N operations of a kind under a path prefix, damaged reads of intact files
+// (corrupt_next_reads), and fsyncgate: after a failed
 // sync a random prefix of the file's un-synced writes may have reached the disk, the rest never will, though
 // reads still return them until power is lost. Randomness comes only from the fault streams handed in.
 //
@@ -24,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -69,6 +71,7 @@ struct SimDiskStats {
   uint64_t power_losses = 0;
   uint64_t torn_writes = 0;
   uint64_t garbage_sectors = 0;
+  uint64_t corrupted_reads = 0;  // reads answered with damaged bytes (corrupt_next_reads)
   uint64_t lost_writes = 0;     // un-synced data operations dropped whole by power losses
   uint64_t lost_entry_ops = 0;  // un-synced directory operations forgotten by power losses
   uint64_t writeback_ops = 0;   // operations made durable without a sync
@@ -116,6 +119,12 @@ class SimDisk {
   // The next `count` operations of kind `op` on a path starting with `path_prefix` (any path when empty)
   // fail.
   void fail_next(DiskOp op, uint32_t count, std::string path_prefix = {});
+  // The next reads of `count` files under `path_prefix`, one read of each, return damaged bytes: one flipped bit, or
+  // one sector of the file within the read as zeros, drawn from the disk's fault stream. The file stays intact (a bad
+  // cable, a controller's or DMA's fault, a flipped bit in a cache): the damage is transient, so a file's next read is
+  // true (bad copies that repeat are a bad sector: corrupt-segment's lasting damage). A call replaces the rule
+  // pending.
+  void corrupt_next_reads(uint32_t count, std::string path_prefix = {});
   // The process dies at the `count`-th next operation of kind `op` on a path starting with `path_prefix`: that
   // operation and every later one fail, changing nothing (no fsyncgate drop: the process, not the disk, is gone),
   // and `dying` runs once so the caller can crash the node at this instant. clear_faults() (or end_dying()) ends it.
@@ -146,6 +155,11 @@ class SimDisk {
     uint32_t remaining;
     std::string path_prefix;
   };
+  struct CorruptRule {
+    uint32_t remaining;
+    std::string path_prefix;
+    std::set<InodeId> damaged;  // each file is damaged once at most
+  };
   // Where a path leads: its parent directory, its last name, and what that name holds now (kNoInode if
   // nothing).
   struct Location {
@@ -170,6 +184,9 @@ class SimDisk {
   void resize_charge(uint64_t size_before, uint64_t size_after);
   Status reserve(uint64_t growth, std::string_view path);
   Status inject(DiskOp op, std::string_view path);
+  // Whether a rule of `rules` matches (`op`, `path`): if so its count goes down (and it goes at zero).
+  bool take_rule(std::vector<FailRule>& rules, DiskOp op, std::string_view path);
+  void damage_read(uint64_t offset, MutableByteView bytes);
   Status fail_file_sync(SimInode& node, Status error);
   void writeback_if_needed(InodeId dir);
   void collect();
@@ -185,6 +202,7 @@ class SimDisk {
   uint64_t handle_objects_ = 0;  // SimFile objects alive, dead or not
   std::array<double, kDiskOpKinds> error_probability_{};
   std::vector<FailRule> fail_rules_;
+  std::optional<CorruptRule> corrupt_rule_;
   std::optional<FailRule> die_rule_;
   std::function<void()> on_dying_;
   bool dying_ = false;

@@ -195,9 +195,37 @@ rates = [
     EXPECT_NE(r.status().message().find(why), std::string::npos) << r.status().to_string();
   };
   refused("{ at = \"1s\", kind = \"slow-disk\", node = \"n1\", amount = 0 }", "amount (milliseconds)");
+  refused("{ at = \"1s\", kind = \"read-corruption\", node = \"n1\", amount = 0 }", "at least 1");
   refused("{ at = \"1s\", kind = \"stalled-fsync\", node = \"n1\", amount = -5 }", "amount (milliseconds)");
   refused("{ at = \"1s\", kind = \"swizzle-clog\", node = \"n1\", amount = 4 }", "swizzle-clog of 4 brokers");
   refused("{ at = \"1s\", kind = \"swizzle-clog\", node = \"n1\", amount = -1 }", "must not be negative");
+}
+
+// read-corruption: a plain value with a count and a path prefix that prints and reads back, and draws at a rate.
+TEST(Fault, ReadCorruptionParsesPrintsAndDraws) {
+  Scenario s;
+  s.name = "x";
+  s.topics.push_back({"t", 1, {}});
+  s.schedule = {Fault{1s, FaultKind::kReadCorruption, "n1", "", 0s, 1, "", ""},
+                Fault{2s, FaultKind::kReadCorruption, "n1", "", 0s, 3, "", "data/t-0/"}};
+  const std::string text = to_toml(s);
+  EXPECT_NE(text.find("{ at = \"1s\", kind = \"read-corruption\", node = \"n1\" }"), std::string::npos) << text;
+  EXPECT_NE(text.find("amount = 3, path = \"data/t-0/\""), std::string::npos) << text;
+  Result<Scenario> back = parse_scenario(text, "printed.toml");
+  ASSERT_TRUE(back.ok()) << back.status().to_string() << "\n" << text;
+  EXPECT_EQ(back->schedule, s.schedule);
+
+  const std::string rates = "name = \"r\"\nduration = \"60s\"\n[[topics]]\nname = \"t\"\n[faults]\nrates = [ { kind = "
+                            "\"read-corruption\", per_minute = 30, amount_min = 1, amount_max = 3 } ]\n";
+  Result<Scenario> drawn = parse_scenario(rates, "rates.toml");
+  ASSERT_TRUE(drawn.ok()) << drawn.status().to_string();
+  Random rng(4);
+  const std::vector<Fault> schedule = draw_schedule(drawn->rates, {"n1"}, 1s, 60s, rng);
+  EXPECT_GT(schedule.size(), 10u);
+  for (const Fault& f : schedule) {
+    EXPECT_EQ(f.kind, FaultKind::kReadCorruption);
+    EXPECT_TRUE(f.amount >= 1 && f.amount <= 3) << f.amount;
+  }
 }
 
 }  // namespace

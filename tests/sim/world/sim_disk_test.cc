@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bitset>
 #include <set>
 #include <string>
 
@@ -345,6 +347,58 @@ TEST(SimDisk, HandlesAreDeadAfterPowerLoss) {
   EXPECT_EQ(read_file(fs, "d/f"), "abc");  // a new handle sees the surviving state
   file.reset();
   EXPECT_TRUE(disk.consistent());
+}
+
+// corrupt_next_reads damages what a read returns, never the file: one flipped bit or one sector of zeros inside
+// the bytes read, of the next N files read under the path prefix, once each.
+TEST(SimDisk, CorruptedReadsDamageTheAnswerNotTheFile) {
+  int bit_flips = 0;
+  int zeroed_sectors = 0;
+  for (uint64_t seed = 1; seed <= 50; ++seed) {
+    SimDisk disk{Random(seed)};
+    SimFileSystem fs(disk);
+    make_durable_dir(fs, "d");
+    make_durable_dir(fs, "e");
+    const std::string content(3000, '\xa5');
+    for (const char* name : {"d/f", "d/g", "e/h"}) write_file(fs, name, content, /*sync=*/true);
+    disk.corrupt_next_reads(2, "d/");
+    std::unique_ptr<File> other = must_open(fs, "e/h", OpenMode::kRead);
+    EXPECT_EQ(read_handle(*other), content) << "another path is not matched";
+    for (const char* name : {"d/f", "d/g"}) {
+      std::unique_ptr<File> file = must_open(fs, name, OpenMode::kRead);
+      std::string bytes(1000, '\0');
+      auto n = file->pread(700, MutableByteView(reinterpret_cast<uint8_t*>(bytes.data()), bytes.size()));
+      ASSERT_TRUE(n.ok());
+      ASSERT_EQ(*n, 1000u);
+      size_t differing = 0;
+      size_t first = bytes.size();
+      size_t last = 0;
+      for (size_t i = 0; i < bytes.size(); ++i) {
+        if (bytes[i] == content[700 + i]) continue;
+        ++differing;
+        first = std::min(first, i);
+        last = i;
+      }
+      ASSERT_GT(differing, 0u) << "seed " << seed;
+      if (differing == 1 && std::bitset<8>(static_cast<uint8_t>(bytes[first] ^ content[0])).count() == 1) {
+        ++bit_flips;
+      } else {
+        // Zeros within one 512-byte sector of the file (file offsets 700.. are sectors 1..3).
+        EXPECT_EQ((700 + first) / 512, (700 + last) / 512) << "seed " << seed;
+        for (size_t i = first; i <= last; ++i) EXPECT_EQ(bytes[i], '\0');
+        ++zeroed_sectors;
+      }
+      EXPECT_EQ(read_handle(*file), content) << "a file is damaged once: the next read is true";
+    }
+    std::unique_ptr<File> again = must_open(fs, "d/f", OpenMode::kRead);
+    EXPECT_EQ(read_handle(*again), content) << "the rule is spent";
+    EXPECT_EQ(disk.stats().corrupted_reads, 2u);
+    again.reset();
+    other.reset();
+    EXPECT_TRUE(disk.consistent());
+  }
+  EXPECT_GT(bit_flips, 20);
+  EXPECT_GT(zeroed_sectors, 20);
 }
 
 TEST(SimDisk, WritebackBoundsTheUnsyncedBytes) {
