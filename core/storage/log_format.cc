@@ -2,6 +2,7 @@
 
 #include "core/base/assert.h"
 #include "core/base/crc32c.h"
+#include "core/protocol/error_codes.h"
 
 namespace sluice::storage {
 
@@ -103,7 +104,9 @@ Result<int64_t> decode_clean_shutdown(ByteView bytes) {
   return end;
 }
 
-Result<Bytes> read_whole_file(File& file) {
+namespace {
+
+Result<Bytes> read_whole_file_once(File& file) {
   SLUICE_ASSIGN_OR_RETURN(uint64_t size, file.size());
   Bytes out(size);
   size_t done = 0;
@@ -114,6 +117,24 @@ Result<Bytes> read_whole_file(File& file) {
   }
   out.resize(done);
   return out;
+}
+
+}  // namespace
+
+// Every caller loads state the broker then acts on (offsets, epochs, configs, indexes), and not every format has a
+// checksum: a device or its path can hand back one bad copy of good bytes, so a copy is believed only once a second
+// read agrees with it. The files are small, and they are read once per load.
+Result<Bytes> read_whole_file(File& file) {
+  constexpr int kReads = 8;
+  SLUICE_ASSIGN_OR_RETURN(Bytes previous, read_whole_file_once(file));
+  for (int read = 2; read <= kReads; ++read) {
+    SLUICE_ASSIGN_OR_RETURN(Bytes next, read_whole_file_once(file));
+    if (next == previous) return next;
+    SLUICE_PROBE("log_format.whole_file_reads_disagreed");
+    previous = std::move(next);
+  }
+  return Status(Code::kIoError, "no two of " + std::to_string(kReads) + " reads of a file agreed",
+                wire_code(ErrorCode::kKafkaStorageError));
 }
 
 Status sync_failure(Status status) {

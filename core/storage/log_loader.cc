@@ -50,6 +50,7 @@ class Loader {
   Result<std::optional<int64_t>> consume_clean_marker(const Listing& listing);
   Status clean_temp_files(Listing& listing);
   Result<bool> finish_swap(int64_t base, Listing& listing);
+  Result<SegmentScan> settled_scan(Segment& segment);
   Result<std::shared_ptr<Segment>> load_segment(int64_t base, bool trusted, int64_t torn_from, const Listing& listing,
                                                 bool* cut);
   Status remove_later_segments(const Listing& listing, int64_t base);
@@ -171,6 +172,25 @@ Status Loader::clean_temp_files(Listing& listing) {
   return Status();
 }
 
+// A scan that finds damage is repeated before it is believed: a device or its path can hand back one bad copy of
+// good bytes, and cutting or refusing on it would lose acknowledged records. A bad copy can only end the valid prefix
+// early (it fails a CRC; it cannot make a batch valid), so the longest prefix seen is the best guess: it is believed
+// once a second scan finds it again, and a clean scan at once. kIoError when eight scans do not settle.
+Result<SegmentScan> Loader::settled_scan(Segment& segment) {
+  constexpr int kScans = 8;
+  SLUICE_ASSIGN_OR_RETURN(SegmentScan longest, segment.recover());
+  for (int scan = 2; scan <= kScans && !longest.clean(); ++scan) {
+    SLUICE_PROBE("log_loader.damaged_scan_read_again");
+    SLUICE_ASSIGN_OR_RETURN(SegmentScan next, segment.recover());  // the segment now ends where `next` says
+    if (next.clean() || next.valid_bytes == longest.valid_bytes) return next;
+    if (next.valid_bytes > longest.valid_bytes) longest = std::move(next);
+  }
+  if (longest.clean()) return longest;
+  return Status(Code::kIoError, segment.log_path() + ": " + std::to_string(kScans) +
+                                    " scans did not settle where its damage starts",
+                wire_code(ErrorCode::kKafkaStorageError));
+}
+
 // `torn_from`: damage at or above this offset is a torn tail, cut (*cut = true); below it, damage refuses the load.
 Result<std::shared_ptr<Segment>> Loader::load_segment(int64_t base, bool trusted, int64_t torn_from,
                                                       const Listing& listing, bool* cut) {
@@ -184,7 +204,7 @@ Result<std::shared_ptr<Segment>> Loader::load_segment(int64_t base, bool trusted
     env_.log.info("{}: rebuilding the indexes of {}: {}", dir_, segment->log_path(), loaded.message());
     ++loaded_.stats.indexes_rebuilt;
   }
-  SLUICE_ASSIGN_OR_RETURN(SegmentScan scan, segment->recover());
+  SLUICE_ASSIGN_OR_RETURN(SegmentScan scan, settled_scan(*segment));
   ++loaded_.stats.segments_recovered;
   recovered_.insert(base);
   if (!scan.clean()) {
@@ -391,9 +411,15 @@ Result<std::optional<PartitionState>> read_partition_state(FileSystem& fs, const
   Result<std::unique_ptr<File>> file = fs.open(join_path(dir, kStateFileName), OpenMode::kRead);
   if (!file.ok() && file.status().code() == Code::kNotFound) return std::optional<PartitionState>();
   SLUICE_TRY(file.status());
-  SLUICE_ASSIGN_OR_RETURN(Bytes bytes, read_whole_file(**file));
+  // A copy that fails its CRC is read again (read_whole_file already wants two reads to agree, but two bad copies
+  // of a file this small can: a zeroed sector is the whole file).
+  constexpr int kAttempts = 3;
+  Result<PartitionState> state = corruption("unread");
+  for (int attempt = 1; attempt <= kAttempts && !state.ok(); ++attempt) {
+    SLUICE_ASSIGN_OR_RETURN(Bytes bytes, read_whole_file(**file));
+    state = decode_partition_state(bytes);
+  }
   SLUICE_TRY((*file)->close());
-  Result<PartitionState> state = decode_partition_state(bytes);
   if (!state.ok()) {
     SLUICE_PROBE("log_loader.partition_state_damaged");
     const std::string message =

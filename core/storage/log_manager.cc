@@ -32,10 +32,10 @@ Result<std::string> read_small_file(FileSystem& fs, const std::string& path) {
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file, fs.open(path, OpenMode::kRead));
   SLUICE_ASSIGN_OR_RETURN(uint64_t size, file->size());
   if (size > (1u << 20)) return corruption(path + ": " + std::to_string(size) + " bytes is too large");
-  std::string text(size, '\0');
-  SLUICE_ASSIGN_OR_RETURN(size_t read, file->pread(0, MutableByteView(reinterpret_cast<uint8_t*>(text.data()), size)));
-  if (read != size) return corruption(path + ": short read");
-  return text;
+  Result<Bytes> bytes = read_whole_file(*file);  // believed once two reads agree
+  if (!bytes.ok()) return Status(bytes.status().code(), path + ": " + bytes.status().message());
+  if (bytes->size() != size) return corruption(path + ": short read");
+  return std::string(bytes->begin(), bytes->end());
 }
 
 std::optional<TopicPartition> parse_partition_dir(std::string_view name) {

@@ -8,11 +8,17 @@ namespace sluice::storage {
 
 // A cut of a segment (truncate_to, a rollback) while a read of it is suspended fails that read
 // (Segment::cut_during_read): it starts over against the log as the cut left it, after a running truncate_to, a
-// few times.
+// few times. Damage a read reports (a CRC, a header, an offset where the index placed it) is read again before it
+// is believed: a device or its path can hand back a bad copy of good bytes once, and refusing a good batch, or
+// serving the bad copy, would both be wrong. Lasting damage fails every attempt and is refused.
 Result<ReadResult> PartitionLog::read(int64_t offset, size_t max_bytes, int64_t upper_bound_offset) {
   constexpr int kAttempts = 4;
   for (int attempt = 1;; ++attempt) {
     Result<std::optional<ReadResult>> result = read_once(offset, max_bytes, upper_bound_offset);
+    if (!result.ok() && result.status().code() == Code::kCorruption && attempt < kAttempts) {
+      SLUICE_PROBE("partition_log.read_again_after_damage");
+      continue;
+    }
     if (!result.ok()) return std::move(result).take_status();
     if (result->has_value()) return std::move(**result);
     if (attempt == kAttempts) {

@@ -1,0 +1,97 @@
+// Damaged reads of intact files (the simulated disk's corrupt_next_reads: a flipped bit or a sector of zeros in
+// what a read returns, the file itself good): a damaged copy is read again before it is believed, so recovery
+// neither cuts nor refuses good records, the state file still loads, and a read serves the true bytes. Lasting
+// damage is still refused (log_recovery_test.cc).
+#include <gtest/gtest.h>
+
+#include "core/storage/log_format.h"
+#include "core/storage/partition_log.h"
+#include "tests/core/storage/log_test_util.h"
+#include "tests/probe_hits.h"
+
+namespace sluice::storage {
+namespace {
+
+using namespace log_testing;
+
+const std::string kDir = "p0";
+constexpr int kRecords = 10;
+
+LogSettings four_per_segment() {
+  LogSettings s = small_settings();
+  s.segment_bytes = static_cast<int64_t>(4 * batch_of(1, 1, "t").size());
+  return s;
+}
+
+// Every offset of the log reads back as the batch appended there.
+void expect_every_record(PartitionLog& log) {
+  ASSERT_EQ(log.log_end_offset(), kRecords);
+  for (int64_t offset = 0; offset < kRecords; ++offset) {
+    auto read = log.read(offset, 1, INT64_MAX);
+    ASSERT_TRUE(read.ok()) << offset << ": " << read.status().to_string();
+    ASSERT_FALSE(read->records.empty()) << offset;
+    EXPECT_EQ(headers_of(read->records).at(0).base_offset, offset);
+    EXPECT_EQ(headers_of(read->records).at(0).max_timestamp, 100 + offset);
+  }
+}
+
+// After a crash, with the first reads of `amount` of the partition's files (or of one segment's .log) damaged (seeds
+// vary which reads, bits and sectors): nothing is cut or refused. With the clean-shutdown marker absent and the state
+// file gone on odd seeds, recovery scans every segment.
+TEST(DamagedReads, RecoveryNeitherCutsNorRefusesGoodRecords) {
+  const uint64_t reread_before = probe_hits("log_loader.damaged_scan_read_again");
+  const uint64_t disagreed_before = probe_hits("log_format.whole_file_reads_disagreed");
+  const std::vector<std::string> targets = {kDir + "/", kDir + "/" + segment_file_name(0, kLogSuffix),
+                                            kDir + "/" + segment_file_name(4, kLogSuffix),
+                                            kDir + "/" + segment_file_name(8, kLogSuffix)};
+  for (uint64_t seed = 1; seed <= 24; ++seed) {
+    const std::string& target = targets[seed % targets.size()];
+    for (uint32_t amount = 1; amount <= 3; ++amount) {
+      OneNode world(seed);
+      ASSERT_TRUE(world.run([](Env env) {
+        auto log = PartitionLog::open(env, kDir, four_per_segment());
+        ASSERT_TRUE(log.ok()) << log.status().to_string();
+        for (int i = 0; i < kRecords; ++i) ASSERT_TRUE((*log)->append(batch_of(1, 100 + i, "t")).ok());
+      }));
+      world.node().crash();
+      if (seed % 2 == 1) ASSERT_TRUE(world.fs().remove(kDir + "/" + std::string(kStateFileName)).ok());
+      world.disk().corrupt_next_reads(amount, target);
+      ASSERT_TRUE(world.run([&](Env env) {
+        auto log = PartitionLog::open(env, kDir, four_per_segment());
+        ASSERT_TRUE(log.ok()) << "seed " << seed << " amount " << amount << " " << target << ": "
+                              << log.status().to_string();
+        EXPECT_EQ((*log)->load_stats().torn_bytes_truncated, 0u) << "seed " << seed << " amount " << amount;
+        expect_every_record(**log);
+        ASSERT_TRUE((*log)->close().ok());
+      }));
+      EXPECT_GT(world.disk().stats().corrupted_reads, 0u) << target;
+    }
+  }
+  EXPECT_GT(probe_hits("log_loader.damaged_scan_read_again"), reread_before) << "a damaged scan was repeated";
+  EXPECT_GT(probe_hits("log_format.whole_file_reads_disagreed"), disagreed_before) << "a damaged state file or index";
+}
+
+// A fetch whose read comes back damaged is read again and serves the true batch, not an error and not the copy.
+TEST(DamagedReads, AReadServesTheTrueBytesAfterADamagedCopy) {
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    OneNode world(seed);
+    ASSERT_TRUE(world.run([&world, seed](Env env) {
+      auto log = PartitionLog::open(env, kDir, four_per_segment());
+      ASSERT_TRUE(log.ok()) << log.status().to_string();
+      for (int i = 0; i < kRecords; ++i) ASSERT_TRUE((*log)->append(batch_of(1, 100 + i, "t")).ok());
+      for (int64_t offset = 0; offset < kRecords; ++offset) {
+        world.disk().corrupt_next_reads(1, kDir + "/");
+        auto read = (*log)->read(offset, 1, INT64_MAX);
+        ASSERT_TRUE(read.ok()) << "seed " << seed << " offset " << offset << ": " << read.status().to_string();
+        ASSERT_FALSE(read->records.empty());
+        EXPECT_EQ(headers_of(read->records).at(0).base_offset, offset);
+        EXPECT_EQ(headers_of(read->records).at(0).max_timestamp, 100 + offset);
+        EXPECT_TRUE(batch_crc_ok(read->records)) << "seed " << seed << " offset " << offset << ": a damaged copy served";
+      }
+      ASSERT_TRUE((*log)->close().ok());
+    }));
+  }
+}
+
+}  // namespace
+}  // namespace sluice::storage
