@@ -8,10 +8,8 @@
 namespace sluice::storage {
 
 OffsetIndex::OffsetIndex(FileSystem& fs, std::unique_ptr<File> file, std::string path, int64_t base_offset,
-                   int64_t max_index_bytes)
-    : file_(fs, std::move(path), std::move(file)),
-      base_offset_(base_offset),
-      max_entries_(0) {
+                         int64_t max_index_bytes)
+    : file_(fs, std::move(path), std::move(file)), base_offset_(base_offset), max_entries_(0) {
   SLUICE_ASSERT(base_offset_ >= 0);
   set_max_index_bytes(max_index_bytes);
 }
@@ -19,7 +17,8 @@ OffsetIndex::OffsetIndex(FileSystem& fs, std::unique_ptr<File> file, std::string
 Result<std::unique_ptr<OffsetIndex>> OffsetIndex::open(FileSystem& fs, std::string path, int64_t base_offset,
                                                        int64_t max_index_bytes) {
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file, fs.open(path, OpenMode::kCreate));
-  std::unique_ptr<OffsetIndex> index(new OffsetIndex(fs, std::move(file), std::move(path), base_offset, max_index_bytes));
+  std::unique_ptr<OffsetIndex> index(
+      new OffsetIndex(fs, std::move(file), std::move(path), base_offset, max_index_bytes));
   SLUICE_TRY(index->load());
   return index;
 }

@@ -69,7 +69,8 @@ class OffsetIndex {
     int32_t relative_offset;
     uint32_t position;
   };
-  OffsetIndex(FileSystem& fs, std::unique_ptr<File> file, std::string path, int64_t base_offset, int64_t max_index_bytes);
+  OffsetIndex(FileSystem& fs, std::unique_ptr<File> file, std::string path, int64_t base_offset,
+              int64_t max_index_bytes);
   Status load();
   Status truncate_file();
 

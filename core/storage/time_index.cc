@@ -8,9 +8,8 @@
 namespace sluice::storage {
 
 TimeIndex::TimeIndex(FileSystem& fs, std::unique_ptr<File> file, std::string path, int64_t base_offset,
-                   int64_t max_index_bytes)
-    : file_(fs, std::move(path), std::move(file)),
-      base_offset_(base_offset) {
+                     int64_t max_index_bytes)
+    : file_(fs, std::move(path), std::move(file)), base_offset_(base_offset) {
   SLUICE_ASSERT(base_offset_ >= 0);
   set_max_index_bytes(max_index_bytes);
 }

@@ -3,6 +3,8 @@
 // ones share a bounded cache, so every partition loads, takes a produce and serves a fetch of all its segments, and
 // the broker restarts cleanly. With every file open the directory would need 60,000. The limits only ever go down
 // in a process, so the broker runs in a child of the test.
+#include "net/open_file_limit.h"
+
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -11,11 +13,11 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include "core/client/client.h"
 #include "core/storage/log_format.h"
 #include "core/storage/log_manager.h"
-#include "net/open_file_limit.h"
 #include "net/real_env.h"
 #include "net/serve.h"
 
@@ -31,6 +33,20 @@ constexpr rlim_t kSoftLimit = 1024;
 constexpr rlim_t kHardLimit = 8192;
 const std::string kTopic = "many";
 
+// VmRSS from /proc/self/status, in KiB (0 when unknown).
+long resident_kib() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "VmRSS:") {
+      long kib = 0;
+      status >> kib;
+      return kib;
+    }
+  }
+  return 0;
+}
+
 size_t open_descriptors() {
   size_t count = 0;
   for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) ++count;
@@ -42,7 +58,8 @@ size_t open_descriptors() {
 std::string write_data_dir(Env& env, const std::string& data_dir) {
   auto manager = storage::LogManager::open(env, data_dir, storage::BrokerStorageConfig{});
   if (!manager.ok()) return manager.status().to_string();
-  auto config = storage::TopicConfig::from_overrides({{"segment.bytes", "120"}, {"retention.ms", "-1"}}, storage::TopicConfig());
+  auto config =
+      storage::TopicConfig::from_overrides({{"segment.bytes", "120"}, {"retention.ms", "-1"}}, storage::TopicConfig());
   if (!config.ok()) return config.status().to_string();
   if (Status made = (*manager)->create_partitions(kTopic, 0, kPartitions, *config, "id").status(); !made.ok()) {
     return made.to_string();
@@ -116,7 +133,8 @@ std::string produce_and_fetch_all(Env& env, const Address& address, int boot) {
       return "partition " + std::to_string(p) + " reads " + std::to_string(values.size()) + " records";
     }
   }
-  std::fprintf(stderr, "boot %d: %zu descriptors open after serving every partition\n", boot, open_descriptors());
+  std::fprintf(stderr, "boot %d: %zu descriptors open, %ld KiB resident after serving every partition\n", boot,
+               open_descriptors(), resident_kib());
   return "";
 }
 

@@ -209,8 +209,8 @@ TEST(SegmentFileCache, ManySegmentsServeAndRestartUnderAnOpenFileLimit) {
       }
       EXPECT_LE(manager->file_cache().size(), 32u);
       EXPECT_LE(fs.peak_open_files(), kLimit);
-      std::printf("boot %d: %zu files open, peak %zu, cache %zu (%llu opens, %llu evictions)\n", boot,
-                  fs.open_files(), fs.peak_open_files(), manager->file_cache().size(),
+      std::printf("boot %d: %zu files open, peak %zu, cache %zu (%llu opens, %llu evictions)\n", boot, fs.open_files(),
+                  fs.peak_open_files(), manager->file_cache().size(),
                   static_cast<unsigned long long>(manager->file_cache().opens()),
                   static_cast<unsigned long long>(manager->file_cache().evictions()));
       ASSERT_TRUE(manager->close().ok());
