@@ -15,6 +15,7 @@
 #include "core/broker/node.h"
 #include "core/kafka/broker.h"
 #include "core/kafka/properties.h"
+#include "net/open_file_limit.h"
 #include "net/real_env.h"
 
 namespace sluice {
@@ -134,6 +135,13 @@ int run_serve(const ServeOptions& options, const OnListening& on_listening) {
     return 2;
   }
   RealEnv real("serve", options.log_level);
+  // Each partition's active segment holds three descriptors: the usual soft limit of 1024 runs out at a few hundred.
+  if (Result<OpenFileLimit> limit = raise_open_file_limit(); limit.ok()) {
+    real.log().info("open-file limit {} (hard {})", limit->soft,
+                    limit->hard == UINT64_MAX ? std::string("unlimited") : std::to_string(limit->hard));
+  } else {
+    real.log().warn("open-file limit not raised: {}", limit.status().message());
+  }
   ServeState state;
   Status signals = real.loop().handle_signals([&real, &state](int signal_number) {
     if (state.stopping) {

@@ -78,6 +78,10 @@ const BrokerKey kKeys[] = {
      "Sluice: above the usage threshold, reject refuses appends (KAFKA_STORAGE_ERROR) and keeps serving reads; "
      "delete-oldest drops the oldest data of delete-policy topics first.",
      &store_pressure_policy},
+    {"sluice.max.open.segment.files", int_between(1, kInt32Max),
+     "Sluice: closed segments whose .log stays open at once, least recently read closed first (each partition's "
+     "active segment keeps its three files open besides).",
+     &store_integer<&BrokerStorageConfig::max_open_segment_files>},
 };
 // clang-format on
 

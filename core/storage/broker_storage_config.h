@@ -38,6 +38,9 @@ struct BrokerStorageConfig {
   int32_t log_flush_start_offset_checkpoint_interval_ms = 60000;
   int32_t log_disk_usage_max_percent = 95;
   DiskPressurePolicy log_disk_pressure_policy = DiskPressurePolicy::kReject;
+  // Sluice: how many closed segments' .log files the broker keeps open at once (SegmentFileCache), beyond the three
+  // files of each partition's active segment.
+  int32_t max_open_segment_files = 512;
   // What a topic gets for every key it does not override. Its retention.ms follows Kafka's precedence:
   // log.retention.ms, else log.retention.minutes, else log.retention.hours (168), a negative result meaning -1;
   // segment.ms is log.roll.ms else log.roll.hours; segment.jitter.ms is log.roll.jitter.ms else

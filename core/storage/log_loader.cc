@@ -272,6 +272,8 @@ Status Loader::load_segments(const Listing& listing, bool clean, int64_t recover
     bool cut = false;
     SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<Segment> segment, load_segment(base, trusted, torn_from, listing, &cut));
     const int64_t end = segment->next_offset();
+    // Descriptors stay bounded while thousands of segments load; the log reopens its active one.
+    if (!last && !cut) segment->release_files();
     loaded_.segments.emplace(base, std::move(segment));
     if (cut) break;  // the later segments are gone
     // Whole batches lost at the end, none torn: the next segment's base shows it. (The cleaner leaves such a gap

@@ -55,6 +55,7 @@ LogManager::LogManager(Env env, std::string data_dir, BrokerStorageConfig config
       effects_(effects),
       stop_(env.scheduler),
       maintenance_(env.scheduler),
+      file_cache_(std::make_shared<SegmentFileCache>(env.fs, static_cast<size_t>(config_.max_open_segment_files))),
       token_random_(env.random.fork(kTokenStream)) {}
 
 LogManager::~LogManager() {
@@ -143,6 +144,7 @@ std::vector<TopicPartition> LogManager::offline_partitions() const {
 LogSettings LogManager::settings_for(const TopicPartition& tp, const TopicConfig& config) const {
   LogSettings settings = log_settings_for(config);
   settings.mutations = config_.mutations;
+  settings.file_cache = file_cache_;
   if (config_.replicated_logs && !config_.local_topics.contains(tp.topic)) {
     settings.high_watermark_follows_log_end = false;
     settings.persisted = false;

@@ -19,6 +19,10 @@
 // a log start moved by retention, DeleteRecords or delete-oldest (right after the move, before any other fiber can
 // see it), a cleaner pass (before its first swap), a torn tail cut by recovery, a partition created or deleted.
 //
+// Descriptors: every log's active segment keeps its three files open; the other segments close theirs and read
+// through one SegmentFileCache of at most sluice.max.open.segment.files handles (segment_file_cache.h), so the
+// descriptors a broker holds grow with its partitions, not with the segments its data has rolled through.
+//
 // Fibers: every call comes from fibers of the node that opened the manager. start() spawns the retention and
 // cleaner fibers; close() stops them and closes every log.
 #pragma once
@@ -130,6 +134,8 @@ class LogManager {
   const BrokerStorageConfig& config() const { return config_; }
   const std::string& data_dir() const { return data_dir_; }
   uint64_t appends_refused_for_space() const { return appends_refused_for_space_; }
+  // The closed segments' open handles, shared by every log of this manager (sluice.max.open.segment.files).
+  const SegmentFileCache& file_cache() const { return *file_cache_; }
   // How long a reading of the disk's usage is trusted: a disk filled by someone else is noticed within it.
   static constexpr Duration kDiskUsageRecheckInterval = std::chrono::milliseconds(100);
 
@@ -184,6 +190,7 @@ class LogManager {
   FiberRef retention_fiber_;
   FiberRef cleaner_fiber_;
   Mutex maintenance_;
+  std::shared_ptr<SegmentFileCache> file_cache_;  // shared with the segments, which readers may keep past close()
   CleanerCheckpoints cleaner_checkpoints_;
   std::set<TopicPartition> uncleanable_;  // a pass failed: skipped until restart, as Kafka does
   std::vector<std::string> retired_dirs_;  // names under data_dir_ whose files are still to remove

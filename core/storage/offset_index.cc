@@ -2,20 +2,14 @@
 
 #include <algorithm>
 
-#include "core/storage/tracked_file.h"
-
-
 #include "core/base/assert.h"
 #include "core/storage/log_format.h"
 
 namespace sluice::storage {
 
-OffsetIndex::OffsetIndex(std::unique_ptr<File> file, std::string path, int64_t base_offset, int64_t max_index_bytes)
-    : file_(std::make_unique<TrackedFile>(std::move(file))),
-      path_(std::move(path)),
-      base_offset_(base_offset),
-      max_entries_(0) {
-  SLUICE_ASSERT(file_ != nullptr);
+OffsetIndex::OffsetIndex(FileSystem& fs, std::unique_ptr<File> file, std::string path, int64_t base_offset,
+                         int64_t max_index_bytes)
+    : file_(fs, std::move(path), std::move(file)), base_offset_(base_offset), max_entries_(0) {
   SLUICE_ASSERT(base_offset_ >= 0);
   set_max_index_bytes(max_index_bytes);
 }
@@ -23,7 +17,8 @@ OffsetIndex::OffsetIndex(std::unique_ptr<File> file, std::string path, int64_t b
 Result<std::unique_ptr<OffsetIndex>> OffsetIndex::open(FileSystem& fs, std::string path, int64_t base_offset,
                                                        int64_t max_index_bytes) {
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file, fs.open(path, OpenMode::kCreate));
-  std::unique_ptr<OffsetIndex> index(new OffsetIndex(std::move(file), std::move(path), base_offset, max_index_bytes));
+  std::unique_ptr<OffsetIndex> index(
+      new OffsetIndex(fs, std::move(file), std::move(path), base_offset, max_index_bytes));
   SLUICE_TRY(index->load());
   return index;
 }
@@ -37,7 +32,7 @@ void OffsetIndex::set_max_index_bytes(int64_t max_index_bytes) {
 
 // Disk input: anything goes, so nothing here is asserted; a bad file loads empty and is reported.
 Status OffsetIndex::load() {
-  SLUICE_ASSIGN_OR_RETURN(Bytes bytes, read_whole_file(*file_));
+  SLUICE_ASSIGN_OR_RETURN(Bytes bytes, read_whole_file(*file_.handle()));
   entries_.clear();
   intact_ = bytes.size() % kOffsetIndexEntryBytes == 0;
   for (size_t at = 0; intact_ && at < bytes.size(); at += kOffsetIndexEntryBytes) {
@@ -89,7 +84,7 @@ Status OffsetIndex::append(int64_t offset, uint64_t position) {
   put_be(bytes, static_cast<uint32_t>(relative), 4);
   put_be(bytes + 4, position, 4);
   // At the entry's own place, not at the file's end: that would cost an fstat per entry (see truncate_file).
-  SLUICE_TRY(file_->pwrite(entries_.size() * kOffsetIndexEntryBytes, ByteView(bytes, sizeof(bytes))));
+  SLUICE_TRY(file_.handle()->pwrite(entries_.size() * kOffsetIndexEntryBytes, ByteView(bytes, sizeof(bytes))));
   entries_.push_back(Entry{static_cast<int32_t>(relative), static_cast<uint32_t>(position)});
   return Status();
 }
@@ -108,13 +103,14 @@ Status OffsetIndex::reset() {
 
 Status OffsetIndex::truncate_file() {
   const uint64_t size = entries_.size() * kOffsetIndexEntryBytes;
-  SLUICE_ASSIGN_OR_RETURN(uint64_t current, file_->size());
-  if (current != size) SLUICE_TRY(file_->truncate(size));
+  const std::shared_ptr<TrackedFile> file = file_.handle();
+  SLUICE_ASSIGN_OR_RETURN(uint64_t current, file->size());
+  if (current != size) SLUICE_TRY(file->truncate(size));
   return Status();
 }
 
-Status OffsetIndex::sync() { return file_->sync(); }  // a TrackedFile: free when unchanged
+Status OffsetIndex::sync() { return file_.sync(); }  // a TrackedFile: free when unchanged
 
-Status OffsetIndex::close() { return file_->close(); }
+Status OffsetIndex::close() { return file_.close(); }
 
 }  // namespace sluice::storage

@@ -9,11 +9,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/base/result.h"
 #include "core/env/file_system.h"
-#include "core/storage/tracked_file.h"
+#include "core/storage/index_file.h"
 
 namespace sluice::storage {
 
@@ -30,7 +31,7 @@ class OffsetIndex {
                                                    int64_t max_index_bytes);
 
   int64_t base_offset() const { return base_offset_; }
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return file_.path(); }
   size_t entry_count() const { return entries_.size(); }
   size_t max_entries() const { return max_entries_; }
   // Kafka's isFull: no room for another entry under segment.index.bytes.
@@ -54,20 +55,26 @@ class OffsetIndex {
   Status reset();
   Status sync();
   // Changed since its last successful sync (a sync round skips the index otherwise).
-  bool unsynced() const { return file_->unsynced(); }
+  bool unsynced() const { return file_.unsynced(); }
   Status close();
+  // A closed segment's index keeps its entries but not its descriptor (index_file.h); it is opened again, at
+  // `path()` (set_path after a rename), before the next change.
+  void release_file() { file_.release(); }
+  Status reopen_file() { return file_.reopen(); }
+  bool file_open() const { return file_.is_open(); }
+  void set_path(std::string path) { file_.set_path(std::move(path)); }
 
  private:
   struct Entry {
     int32_t relative_offset;
     uint32_t position;
   };
-  OffsetIndex(std::unique_ptr<File> file, std::string path, int64_t base_offset, int64_t max_index_bytes);
+  OffsetIndex(FileSystem& fs, std::unique_ptr<File> file, std::string path, int64_t base_offset,
+              int64_t max_index_bytes);
   Status load();
   Status truncate_file();
 
-  std::unique_ptr<TrackedFile> file_;  // syncing an unchanged index is free
-  std::string path_;
+  IndexFile file_;  // syncing an unchanged index is free
   int64_t base_offset_;
   size_t max_entries_;
   std::vector<Entry> entries_;

@@ -53,7 +53,7 @@ PartitionLog::~PartitionLog() {
 }
 
 SegmentConfig PartitionLog::segment_config() const {
-  return SegmentConfig{settings_.segment_index_bytes, settings_.index_interval_bytes};
+  return SegmentConfig{settings_.segment_index_bytes, settings_.index_interval_bytes, settings_.file_cache};
 }
 
 Segment& PartitionLog::active() const {
@@ -76,6 +76,7 @@ Result<std::unique_ptr<PartitionLog>> PartitionLog::open(Env env, std::string di
     log->segments_.emplace(log->log_start_offset_, std::move(first));
     ++log->dir_changes_;
   }
+  SLUICE_TRY(log->active().ensure_open());  // the loader closed every segment it loaded but the last listed
   const int64_t jitter = std::min(settings.segment_jitter_ms, settings.segment_ms);
   log->active().set_roll_jitter_ms(jitter > 0 ? static_cast<int64_t>(env.random.uniform(jitter)) : 0);
   log->log_end_offset_ = log->active().next_offset();
@@ -253,6 +254,7 @@ Status PartitionLog::roll_locked() {
   next->set_roll_jitter_ms(jitter > 0 ? static_cast<int64_t>(env_.random.uniform(jitter)) : 0);
   segments_.emplace(log_end_offset_, std::move(next));
   ++dir_changes_;
+  old.release_files();  // sealed and no longer active: its reads go through the file cache from now on
   advance_high_watermark();
   SLUICE_TRY(write_state());  // syncs the directory: the new segment's entries are durable
   if (!sync_now) {
@@ -399,6 +401,7 @@ Status PartitionLog::swap_in(int64_t first_base, const std::vector<std::shared_p
     SLUICE_ASSIGN_OR_RETURN(SegmentScan scan, fresh->recover());  // rebuilds both indexes
     if (!scan.clean()) return Status(Code::kCorruption, log_name + ": cleaned segment: " + scan.problem);
     SLUICE_TRY(sync_failure(fresh->flush()));
+    fresh->release_files();  // never the active segment
   }
   return sync_failure(env_.fs.sync_dir(dir_));
 }

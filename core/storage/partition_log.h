@@ -67,6 +67,9 @@ struct LogSettings {
   // Planted bugs (core/base/mutations.h): skip-persisted-fsync, offsets-reused-after-recovery. Empty in the real
   // world.
   MutationSet mutations;
+  // The node's bounded cache of closed segments' handles (the log manager's): with it, every segment but the active
+  // one closes its files once sealed (segment.h). Null: every segment keeps its files open.
+  std::shared_ptr<SegmentFileCache> file_cache;
 };
 
 // Told [from, to) when the log start moved from `from` to `to`, right after the move and before any other fiber

@@ -116,6 +116,7 @@ Status PartitionLog::cut_suffix(int64_t end_offset) {
     SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Segment> fresh, Segment::create(env_, dir_, end_offset, segment_config()));
     segments_.emplace(end_offset, std::move(fresh));
     ++dir_changes_;
+    last.release_files();
   }
   SLUICE_ASSERT(active().next_offset() == end_offset);
   return Status();

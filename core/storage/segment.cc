@@ -8,10 +8,50 @@
 namespace sluice::storage {
 
 Segment::Segment(Env env, std::string dir, int64_t base_offset, const SegmentConfig& config)
-    : env_(env), dir_(std::move(dir)), base_offset_(base_offset), config_(config), next_offset_(base_offset) {
+    : env_(env),
+      dir_(std::move(dir)),
+      base_offset_(base_offset),
+      config_(config),
+      cache_(config.file_cache),
+      next_offset_(base_offset) {
   SLUICE_ASSERT(base_offset_ >= 0);
   SLUICE_ASSERT(config_.index_interval_bytes >= 0);
+  if (cache_ != nullptr) cache_key_ = cache_->new_key();
   created_at_ = env_.clock.now();
+}
+
+Segment::~Segment() {
+  if (cache_ != nullptr) cache_->forget(cache_key_);
+}
+
+void Segment::release_files() {
+  if (cache_ == nullptr || !files_open()) return;
+  SLUICE_ASSERT(!cutting());
+  SLUICE_PROBE("segment.files_released");
+  log_.reset();
+  offset_index_->release_file();
+  time_index_->release_file();
+  SLUICE_ASSERT(!files_open());
+}
+
+Status Segment::ensure_open() {
+  if (files_open()) return Status();
+  SLUICE_PROBE("segment.files_reopened");
+  if (log_ == nullptr) {
+    SLUICE_ASSIGN_OR_RETURN(log_, env_.fs.open(log_path(), OpenMode::kReadWrite));
+  }
+  SLUICE_TRY(offset_index_->reopen_file());
+  SLUICE_TRY(time_index_->reopen_file());
+  SLUICE_ASSERT(cache_ != nullptr);
+  cache_->forget(cache_key_);  // its own handle from now on: the cache's would be a second descriptor
+  SLUICE_ASSERT(files_open());
+  return Status();
+}
+
+Result<std::shared_ptr<File>> Segment::log_file() const {
+  if (log_ != nullptr) return log_;
+  SLUICE_ASSERT(cache_ != nullptr);
+  return cache_->acquire(cache_key_, log_path());
 }
 
 std::string Segment::path(std::string_view suffix) const {
@@ -54,6 +94,7 @@ Result<std::unique_ptr<Segment>> Segment::open(Env env, const std::string& dir, 
 }
 
 void Segment::set_config(const SegmentConfig& config) {
+  SLUICE_ASSERT(config.file_cache == cache_);
   config_ = config;
   offset_index_->set_max_index_bytes(config.index_bytes);
   time_index_->set_max_index_bytes(config.index_bytes);
@@ -94,6 +135,7 @@ Status Segment::preallocate_for(uint64_t bytes, uint64_t preallocate_bytes) {
 
 Status Segment::cut_file_to(uint64_t size) {
   SLUICE_ASSERT(size <= allocated_);
+  SLUICE_ASSERT(files_open());
   CutScope cut(*this);
   ++writes_;
   position_hints_.forget_all();
@@ -105,6 +147,7 @@ Status Segment::append(std::span<const ByteView> parts, std::span<const BatchSpa
   SLUICE_ASSERT(!spans.empty());
   SLUICE_ASSERT(spans.front().header.base_offset >= next_offset_);
   SLUICE_ASSERT(size_ <= allocated_);
+  SLUICE_TRY(ensure_open());
   size_t bytes = 0;
   for (const ByteView part : parts) bytes += part.size();
   SLUICE_ASSERT(spans.back().position + spans.back().header.size_bytes() == bytes);
@@ -139,6 +182,7 @@ Status Segment::rollback(uint64_t size, int64_t next_offset, Status cause) {
 }
 
 Status Segment::seal() {
+  SLUICE_TRY(ensure_open());
   if (allocated_ > size_) SLUICE_TRY(cut_file_to(size_));
   if (max_timestamp_ < 0) return Status();
   ++writes_;
@@ -155,7 +199,10 @@ Status Segment::flush() {
   return Status();
 }
 
-Status Segment::sync_log() { return log_->sync(); }
+Status Segment::sync_log() {
+  SLUICE_ASSIGN_OR_RETURN(const std::shared_ptr<File> log, log_file());
+  return log->sync();
+}
 Status Segment::sync_offset_index() { return offset_index_->sync(); }
 Status Segment::sync_time_index() { return time_index_->sync(); }
 
@@ -165,6 +212,7 @@ void Segment::mark_synced(uint64_t writes) {
 }
 
 Status Segment::reset_state() {
+  SLUICE_TRY(ensure_open());
   ++writes_;
   position_hints_.forget_all();
   SLUICE_TRY(offset_index_->reset());
@@ -244,7 +292,7 @@ Result<SegmentScan> scan_log_file(File& file, const std::string& name, int64_t b
 
 // The checks are the ones append promises, re-done on disk input: any failure ends the valid prefix.
 Result<SegmentScan> Segment::recover() {
-  SLUICE_TRY(reset_state());
+  SLUICE_TRY(reset_state());  // opens the files
   SLUICE_ASSIGN_OR_RETURN(SegmentScan scan,
                           scan_log_file(*log_, log_path(), base_offset_, [this](const BatchHeader& h, uint64_t at) {
                             size_ = at + h.size_bytes();
@@ -257,6 +305,7 @@ Result<SegmentScan> Segment::recover() {
 }
 
 Status Segment::truncate_file_to_valid() {
+  SLUICE_TRY(ensure_open());
   SLUICE_ASSIGN_OR_RETURN(uint64_t file_bytes, log_->size());
   SLUICE_ASSERT(size_ <= file_bytes);
   allocated_ = file_bytes;
@@ -309,6 +358,7 @@ Status Segment::walk_tail() {
 
 Status Segment::truncate_to(int64_t offset) {
   SLUICE_ASSERT(offset >= base_offset_);
+  SLUICE_TRY(ensure_open());
   CutScope cut(*this);  // the .log, both indexes and the tail walk: readers see none of it half done
   SLUICE_ASSIGN_OR_RETURN(std::optional<uint64_t> position, find_position(offset));
   if (!position.has_value()) return Status();  // nothing at or above `offset`
@@ -331,14 +381,20 @@ Status Segment::rename_files(std::string_view suffix) {
   const std::string from[] = {log_path(), index_path(), time_index_path()};
   suffix_ = std::string(suffix);
   const std::string to[] = {log_path(), index_path(), time_index_path()};
-  for (size_t i = 0; i < 3; ++i) SLUICE_TRY(env_.fs.rename(from[i], to[i]));
+  // A closed segment reopens by name: its indexes follow each rename (an open handle, cached or its own, stays valid).
+  SLUICE_TRY(env_.fs.rename(from[0], to[0]));
+  SLUICE_TRY(env_.fs.rename(from[1], to[1]));
+  offset_index_->set_path(to[1]);
+  SLUICE_TRY(env_.fs.rename(from[2], to[2]));
+  time_index_->set_path(to[2]);
   return Status();
 }
 
 Status Segment::close() {
+  if (cache_ != nullptr) cache_->forget(cache_key_);
   SLUICE_TRY(offset_index_->close());
   SLUICE_TRY(time_index_->close());
-  return log_->close();
+  return log_ != nullptr ? log_->close() : Status();
 }
 
 }  // namespace sluice::storage

@@ -3,6 +3,10 @@
 // sparse offset index and a walk over batch headers (read in windows, not one pread each), or through the hint a
 // previous read left where it ended (PositionHints). segment_read.cc holds the read side.
 //
+// Descriptors: a segment made with a SegmentConfig::file_cache can close its files (release_files, once it is
+// sealed and no longer active): its reads then take the .log's handle from that cache (bounded, LRU, per node), a
+// sync of it opens what it needs, and any change opens all three again first (ensure_open), by their current names.
+//
 // Ownership and fibers: a PartitionLog owns its segments through shared_ptr, so that a reader that suspended
 // inside a pread keeps a segment alive while it is dropped from the map. Mutating calls (append, truncate_to,
 // seal, recover, flush) come only from the fiber holding the log's append lock, or from the loader before the
@@ -23,6 +27,7 @@
 #include "core/storage/offset_index.h"
 #include "core/storage/position_hints.h"
 #include "core/storage/record_batch.h"
+#include "core/storage/segment_file_cache.h"
 #include "core/storage/time_index.h"
 
 namespace sluice::storage {
@@ -30,6 +35,8 @@ namespace sluice::storage {
 struct SegmentConfig {
   int64_t index_bytes = 10485760;       // segment.index.bytes
   int64_t index_interval_bytes = 4096;  // index.interval.bytes
+  // Where a closed segment's .log handle comes from (the log manager's); null: every file stays open for life.
+  std::shared_ptr<SegmentFileCache> file_cache;
 };
 
 // What a full scan of a segment found (Segment::recover).
@@ -47,6 +54,10 @@ struct SegmentScan {
 
 class Segment {
  public:
+  ~Segment();
+  Segment(const Segment&) = delete;
+  Segment& operator=(const Segment&) = delete;
+
   // Creates the three files of a new, empty segment (emptied when they exist). Their directory entries are not
   // synced: the caller syncs the directory.
   static Result<std::unique_ptr<Segment>> create(Env env, const std::string& dir, int64_t base_offset,
@@ -95,6 +106,13 @@ class Segment {
   // Renames the three files to `<name><suffix>` (suffix ".deleted"); the handles stay usable.
   Status rename_files(std::string_view suffix);
   Status close();
+  // Closes the three descriptors of a sealed segment that is no longer the active one (see the top); the calls in
+  // flight on them finish first. Nothing happens without a file cache. REQUIRES: no cut running.
+  void release_files();
+  // Opens whatever release_files closed, at the files' current names. Every change calls it; the log calls it for
+  // the segment that becomes the active one.
+  Status ensure_open();
+  bool files_open() const { return log_ != nullptr && offset_index_->file_open() && time_index_->file_open(); }
 
   // Position of the first batch whose last offset >= target; nullopt when there is none in this segment.
   Result<std::optional<uint64_t>> find_position(int64_t target) const;
@@ -146,6 +164,8 @@ class Segment {
 
   Segment(Env env, std::string dir, int64_t base_offset, const SegmentConfig& config);
   Status open_files(OpenMode mode);
+  // The .log's handle for one read or sync: the segment's own while open, else the file cache's (pinned while held).
+  Result<std::shared_ptr<File>> log_file() const;
   // The bytes of the .log that a header walk has read ahead: [start, start + bytes.size()).
   struct HeaderWindow {
     uint64_t start = 0;
@@ -196,7 +216,9 @@ class Segment {
   int64_t base_offset_;
   SegmentConfig config_;
   std::string suffix_;  // appended to every file name after rename_files
-  std::unique_ptr<File> log_;
+  std::shared_ptr<SegmentFileCache> cache_;  // null: the files stay open for life
+  uint64_t cache_key_ = 0;
+  std::shared_ptr<File> log_;  // null while released; shared: a sync in flight keeps it open across a release
   std::unique_ptr<OffsetIndex> offset_index_;
   std::unique_ptr<TimeIndex> time_index_;
   uint64_t size_ = 0;

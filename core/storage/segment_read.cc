@@ -36,7 +36,8 @@ Result<BatchHeader> Segment::header_at(uint64_t position) const {
     return corruption(log_path() + ": batch header at byte " + std::to_string(position) + " runs past the end");
   }
   uint8_t bytes[kBatchHeaderBytes];
-  SLUICE_ASSIGN_OR_RETURN(size_t got, log_->pread(position, MutableByteView(bytes, sizeof(bytes))));
+  SLUICE_ASSIGN_OR_RETURN(const std::shared_ptr<File> log, log_file());
+  SLUICE_ASSIGN_OR_RETURN(size_t got, log->pread(position, MutableByteView(bytes, sizeof(bytes))));
   if (got < sizeof(bytes)) return corruption(log_path() + ": short read at byte " + std::to_string(position));
   return checked_header(ByteView(bytes, sizeof(bytes)), position);
 }
@@ -50,14 +51,15 @@ Result<BatchHeader> Segment::header_in(HeaderWindow& window, uint64_t position) 
   if (inside) return checked_header(ByteView(window.bytes).subspan(position - window.start), position);
   window.start = position;
   window.bytes.resize(kBatchHeaderBytes);
-  SLUICE_ASSIGN_OR_RETURN(size_t got, log_->pread(position, window.bytes));
+  SLUICE_ASSIGN_OR_RETURN(const std::shared_ptr<File> log, log_file());
+  SLUICE_ASSIGN_OR_RETURN(size_t got, log->pread(position, window.bytes));
   if (got < window.bytes.size()) return corruption(log_path() + ": short read at byte " + std::to_string(position));
   SLUICE_ASSIGN_OR_RETURN(BatchHeader header, checked_header(window.bytes, position));
   const uint64_t ahead = std::min(kHeaderWindowBytes, size_ - position);
   if (header.size_bytes() < kSmallBatchBytes && ahead > window.bytes.size()) {
     // A small batch: the next headers are likely small ones close behind it; read them in one go.
     window.bytes.resize(ahead);
-    SLUICE_ASSIGN_OR_RETURN(got, log_->pread(position, window.bytes));
+    SLUICE_ASSIGN_OR_RETURN(got, log->pread(position, window.bytes));
     if (got < window.bytes.size()) {
       return corruption(log_path() + ": short read at byte " + std::to_string(position));
     }
@@ -131,7 +133,8 @@ Result<Bytes> Segment::read_batches(uint64_t position, size_t max_bytes, int64_t
   SLUICE_ASSERT(position <= size_);
   const uint64_t available = size_ - position;
   Bytes out(std::min<uint64_t>(available, std::max<uint64_t>(max_bytes, kBatchHeaderBytes)));
-  SLUICE_ASSIGN_OR_RETURN(size_t got, log_->pread(position, out));
+  SLUICE_ASSIGN_OR_RETURN(const std::shared_ptr<File> log, log_file());  // pinned until the read returns
+  SLUICE_ASSIGN_OR_RETURN(size_t got, log->pread(position, out));
   if (generation != cuts_) return cut_during_read(position);
   if (got != out.size()) return corruption(log_path() + ": short read at byte " + std::to_string(position));
   uint64_t end = 0;  // relative to position: the answer is out[0, end)
@@ -151,7 +154,7 @@ Result<Bytes> Segment::read_batches(uint64_t position, size_t max_bytes, int64_t
         // The first batch is served whole even above max_bytes: read the rest of it.
         const size_t had = out.size();
         out.resize(header.size_bytes());
-        SLUICE_ASSIGN_OR_RETURN(got, log_->pread(position + had, MutableByteView(out).subspan(had)));
+        SLUICE_ASSIGN_OR_RETURN(got, log->pread(position + had, MutableByteView(out).subspan(had)));
         if (generation != cuts_) return cut_during_read(position);
         if (got != out.size() - had) {
           return corruption(log_path() + ": short read at byte " + std::to_string(position + had));
@@ -234,7 +237,8 @@ Result<std::optional<TimestampOffset>> Segment::find_offset_for_timestamp(int64_
     SLUICE_ASSIGN_OR_RETURN(BatchHeader header, header_in(window, position));
     if (header.max_timestamp >= target && header.last_offset() >= min_offset) {
       Bytes batch(header.size_bytes());
-      SLUICE_ASSIGN_OR_RETURN(size_t got, log_->pread(position, batch));
+      SLUICE_ASSIGN_OR_RETURN(const std::shared_ptr<File> log, log_file());
+      SLUICE_ASSIGN_OR_RETURN(size_t got, log->pread(position, batch));
       if (got != batch.size()) return corruption(log_path() + ": short read");
       SLUICE_ASSIGN_OR_RETURN(auto found, first_record_at_or_after(batch, header, target, min_offset));
       if (found.has_value()) return found;

@@ -2,19 +2,14 @@
 
 #include <algorithm>
 
-#include "core/storage/tracked_file.h"
-
-
 #include "core/base/assert.h"
 #include "core/storage/log_format.h"
 
 namespace sluice::storage {
 
-TimeIndex::TimeIndex(std::unique_ptr<File> file, std::string path, int64_t base_offset, int64_t max_index_bytes)
-    : file_(std::make_unique<TrackedFile>(std::move(file))),
-      path_(std::move(path)),
-      base_offset_(base_offset) {
-  SLUICE_ASSERT(file_ != nullptr);
+TimeIndex::TimeIndex(FileSystem& fs, std::unique_ptr<File> file, std::string path, int64_t base_offset,
+                     int64_t max_index_bytes)
+    : file_(fs, std::move(path), std::move(file)), base_offset_(base_offset) {
   SLUICE_ASSERT(base_offset_ >= 0);
   set_max_index_bytes(max_index_bytes);
 }
@@ -22,7 +17,7 @@ TimeIndex::TimeIndex(std::unique_ptr<File> file, std::string path, int64_t base_
 Result<std::unique_ptr<TimeIndex>> TimeIndex::open(FileSystem& fs, std::string path, int64_t base_offset,
                                                    int64_t max_index_bytes) {
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file, fs.open(path, OpenMode::kCreate));
-  std::unique_ptr<TimeIndex> index(new TimeIndex(std::move(file), std::move(path), base_offset, max_index_bytes));
+  std::unique_ptr<TimeIndex> index(new TimeIndex(fs, std::move(file), std::move(path), base_offset, max_index_bytes));
   SLUICE_TRY(index->load());
   return index;
 }
@@ -36,7 +31,7 @@ void TimeIndex::set_max_index_bytes(int64_t max_index_bytes) {
 
 // Disk input: never asserted; a bad file loads empty and is reported through intact().
 Status TimeIndex::load() {
-  SLUICE_ASSIGN_OR_RETURN(Bytes bytes, read_whole_file(*file_));
+  SLUICE_ASSIGN_OR_RETURN(Bytes bytes, read_whole_file(*file_.handle()));
   entries_.clear();
   intact_ = bytes.size() % kTimeIndexEntryBytes == 0;
   for (size_t at = 0; intact_ && at < bytes.size(); at += kTimeIndexEntryBytes) {
@@ -83,7 +78,7 @@ Status TimeIndex::maybe_append(int64_t timestamp, int64_t offset, bool force) {
   put_be(bytes, static_cast<uint64_t>(timestamp), 8);
   put_be(bytes + 8, static_cast<uint32_t>(relative), 4);
   // At the entry's own place, not at the file's end: that would cost an fstat per entry (see truncate_file).
-  SLUICE_TRY(file_->pwrite(entries_.size() * kTimeIndexEntryBytes, ByteView(bytes, sizeof(bytes))));
+  SLUICE_TRY(file_.handle()->pwrite(entries_.size() * kTimeIndexEntryBytes, ByteView(bytes, sizeof(bytes))));
   entries_.push_back(Entry{timestamp, static_cast<int32_t>(relative)});
   return Status();
 }
@@ -102,13 +97,14 @@ Status TimeIndex::reset() {
 
 Status TimeIndex::truncate_file() {
   const uint64_t size = entries_.size() * kTimeIndexEntryBytes;
-  SLUICE_ASSIGN_OR_RETURN(uint64_t current, file_->size());
-  if (current != size) SLUICE_TRY(file_->truncate(size));
+  const std::shared_ptr<TrackedFile> file = file_.handle();
+  SLUICE_ASSIGN_OR_RETURN(uint64_t current, file->size());
+  if (current != size) SLUICE_TRY(file->truncate(size));
   return Status();
 }
 
-Status TimeIndex::sync() { return file_->sync(); }  // a TrackedFile: free when unchanged
+Status TimeIndex::sync() { return file_.sync(); }  // a TrackedFile: free when unchanged
 
-Status TimeIndex::close() { return file_->close(); }
+Status TimeIndex::close() { return file_.close(); }
 
 }  // namespace sluice::storage

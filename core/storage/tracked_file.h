@@ -14,7 +14,11 @@ namespace sluice::storage {
 
 class TrackedFile final : public File {
  public:
-  explicit TrackedFile(std::unique_ptr<File> file) : file_(std::move(file)) { SLUICE_ASSERT(file_ != nullptr); }
+  // `synced`: known to be synced already (a file reopened after it was closed synced); by default it is in doubt.
+  explicit TrackedFile(std::unique_ptr<File> file, bool synced = false) : file_(std::move(file)) {
+    SLUICE_ASSERT(file_ != nullptr);
+    if (synced) synced_writes_ = writes_;
+  }
 
   Result<size_t> pread(uint64_t offset, MutableByteView out) override { return file_->pread(offset, out); }
   // Counted before the write: a failed write still leaves the file in doubt.

@@ -1,5 +1,6 @@
 #include "sim/world/sim_file_system.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -10,16 +11,21 @@ namespace {
 
 class SimFile final : public File {
  public:
-  SimFile(SimDisk& disk, const SimFileSystem::Delay& delay, InodeId inode, std::string path, bool writable)
+  SimFile(SimDisk& disk, const SimFileSystem::Delay& delay, size_t& open_files, InodeId inode, std::string path,
+          bool writable)
       : disk_(disk),
         delay_(delay),
+        open_files_(open_files),
         inode_(inode),
         generation_(disk.generation()),
         path_(std::move(path)),
         writable_(writable) {
     SLUICE_ASSERT(inode_ != kNoInode);
   }
-  ~SimFile() override { disk_.forget_handle(inode_, generation_, !closed_); }
+  ~SimFile() override {
+    if (!closed_) uncount();
+    disk_.forget_handle(inode_, generation_, !closed_);
+  }
   SimFile(const SimFile&) = delete;
   SimFile& operator=(const SimFile&) = delete;
 
@@ -61,6 +67,7 @@ class SimFile final : public File {
   Status close() override {
     SLUICE_TRY(usable());
     closed_ = true;
+    uncount();
     disk_.close_handle(inode_);
     return Status();
   }
@@ -79,12 +86,18 @@ class SimFile final : public File {
     return Status();
   }
 
+  void uncount() {
+    SLUICE_ASSERT(open_files_ > 0);
+    --open_files_;
+  }
+
   void wait(DiskOp op) {
     if (delay_) delay_(op);
   }
 
   SimDisk& disk_;
   const SimFileSystem::Delay& delay_;  // the file system's, which outlives its files
+  size_t& open_files_;                 // the file system's count of open handles
   const InodeId inode_;
   const uint64_t generation_;
   const std::string path_;  // its name when opened; a later rename does not follow it (fault matching only)
@@ -95,9 +108,15 @@ class SimFile final : public File {
 }  // namespace
 
 Result<std::unique_ptr<File>> SimFileSystem::open(std::string_view path, OpenMode mode) {
+  if (open_file_limit_ > 0 && open_files_ >= open_file_limit_) {
+    return io_error(std::string(path) + ": too many open files (EMFILE: " + std::to_string(open_files_) +
+                    " open, the limit is " + std::to_string(open_file_limit_) + ")");
+  }
   SLUICE_ASSIGN_OR_RETURN(InodeId inode, disk_.open(path, mode));
+  ++open_files_;
+  peak_open_files_ = std::max(peak_open_files_, open_files_);
   return std::unique_ptr<File>(
-      std::make_unique<SimFile>(disk_, delay_, inode, std::string(path), mode != OpenMode::kRead));
+      std::make_unique<SimFile>(disk_, delay_, open_files_, inode, std::string(path), mode != OpenMode::kRead));
 }
 
 }  // namespace sluice

@@ -2,6 +2,10 @@
 // boot; the disk outlives it. Its File handles have POSIX semantics (a removed file stays readable and
 // writable through handles opened before), fail with kClosed after close(), and fail with kIoError once the
 // disk lost power after they were opened: a handle never reaches across a power loss.
+//
+// Like a process's RLIMIT_NOFILE, an optional limit on the handles open at once (closed or destroyed ones stop
+// counting): past it open() fails with kIoError ("too many open files", EMFILE), so that a test can show the broker
+// keeps its descriptors bounded.
 #pragma once
 
 #include <functional>
@@ -40,10 +44,17 @@ class SimFileSystem final : public FileSystem {
   Result<uint64_t> total_bytes(std::string_view path) override { return disk_.capacity_bytes(); }
 
   SimDisk& disk() { return disk_; }
+  // 0: no limit (the default).
+  void set_open_file_limit(size_t limit) { open_file_limit_ = limit; }
+  size_t open_files() const { return open_files_; }
+  size_t peak_open_files() const { return peak_open_files_; }
 
  private:
   SimDisk& disk_;
   Delay delay_;
+  size_t open_file_limit_ = 0;
+  size_t open_files_ = 0;  // handles neither closed nor destroyed; the files decrement it
+  size_t peak_open_files_ = 0;
 };
 
 }  // namespace sluice
