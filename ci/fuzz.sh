@@ -107,7 +107,7 @@ generate_requests
 # manager and the cleaner, would only triple the build); a link error naming a storage symbol means this list needs
 # the file that defines it.
 readonly storage_sources=(batch_header batch_validation cleaner_checkpoint compression leader_epoch_cache log_format
-  log_loader offset_index record_codec record_reader segment segment_read time_index)
+  log_loader offset_index record_codec record_reader segment segment_file_cache segment_read time_index)
 generate_ninja() {
   local sources=() source
   for source in "${root}"/core/{base,env,protocol,protocol/messages}/*.cc; do
