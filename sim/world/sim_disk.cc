@@ -179,9 +179,15 @@ Status SimDisk::inject(DiskOp op, std::string_view path) {
     if (on_dying_) std::exchange(on_dying_, nullptr)();
   }
   if (dying_) return io_error(std::string(path) + ": the process is dying");
-  if (take_rule(fail_rules_, op, path)) {
-    ++stats_.injected_errors;
-    return io_error(std::string(path) + ": injected " + std::string(disk_op_name(op)) + " error");
+  if (!fail_rules_.empty()) {
+    const std::string name = normalized(path);
+    for (auto rule = fail_rules_.begin(); rule != fail_rules_.end(); ++rule) {
+      if (rule->op != op || !name.starts_with(rule->path_prefix)) continue;
+      SLUICE_ASSERT(rule->remaining > 0);
+      if (--rule->remaining == 0) fail_rules_.erase(rule);
+      ++stats_.injected_errors;
+      return io_error(std::string(path) + ": injected " + std::string(disk_op_name(op)) + " error");
+    }
   }
   const double p = error_probability_[static_cast<size_t>(op)];
   if (p > 0 && fault_rng_.chance(p)) {
@@ -189,18 +195,6 @@ Status SimDisk::inject(DiskOp op, std::string_view path) {
     return io_error(std::string(path) + ": simulated " + std::string(disk_op_name(op)) + " error");
   }
   return Status();
-}
-
-bool SimDisk::take_rule(std::vector<FailRule>& rules, DiskOp op, std::string_view path) {
-  if (rules.empty()) return false;
-  const std::string name = normalized(path);
-  for (auto rule = rules.begin(); rule != rules.end(); ++rule) {
-    if (rule->op != op || !name.starts_with(rule->path_prefix)) continue;
-    SLUICE_ASSERT(rule->remaining > 0);
-    if (--rule->remaining == 0) rules.erase(rule);
-    return true;
-  }
-  return false;
 }
 
 void SimDisk::damage_read(uint64_t offset, MutableByteView bytes) {
@@ -403,7 +397,7 @@ Result<size_t> SimDisk::read(InodeId id, std::string_view path, uint64_t offset,
   SLUICE_ASSERT(n <= out.size());
   ++stats_.reads;
   stats_.bytes_read += n;
-  // Transient damage, not a bad sector: a file whose last read was damaged reads true next time.
+  // Transient damage, not a bad sector: each file is damaged once per rule, so its next read is true.
   if (n > 0 && corrupt_rule_.has_value() && !corrupt_rule_->damaged.contains(id) &&
       normalized(path).starts_with(corrupt_rule_->path_prefix)) {
     damage_read(offset, out.first(n));

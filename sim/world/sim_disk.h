@@ -184,8 +184,6 @@ class SimDisk {
   void resize_charge(uint64_t size_before, uint64_t size_after);
   Status reserve(uint64_t growth, std::string_view path);
   Status inject(DiskOp op, std::string_view path);
-  // Whether a rule of `rules` matches (`op`, `path`): if so its count goes down (and it goes at zero).
-  bool take_rule(std::vector<FailRule>& rules, DiskOp op, std::string_view path);
   void damage_read(uint64_t offset, MutableByteView bytes);
   Status fail_file_sync(SimInode& node, Status error);
   void writeback_if_needed(InodeId dir);
