@@ -38,13 +38,17 @@ EventLoop::EventLoop()
   SLUICE_ASSERT_MSG(token.ok(), "cannot watch the loop's eventfd");
   wake_token_ = *token;
   start_workers();
+  scheduler_.set_offloader(this);
 }
 
 EventLoop::~EventLoop() {
   assert_loop_thread();
   SLUICE_ASSERT(!running_);
-  // Fibers first: their destructors close streams and cancel timers, which needs the rest of the loop.
+  // Fibers first: their destructors close streams and cancel timers, which needs the rest of the loop. kill_all
+  // settles the workers before it unwinds anything: a call still running may be reading into a parked fiber's
+  // buffer, which the unwind frees.
   scheduler_.kill_all();
+  scheduler_.set_offloader(nullptr);
   stop_workers();
   if (signal_fd_ >= 0) {
     unwatch(signal_token_);
@@ -266,6 +270,13 @@ void EventLoop::stop_workers() {
   posted_.clear();
 }
 
+void EventLoop::settle() {
+  assert_loop_thread();
+  std::unique_lock<std::mutex> lock(mutex_);
+  jobs_.clear();  // not started: nothing borrowed yet; their fibers are about to be unwound
+  job_returned_.wait(lock, [this] { return running_jobs_ == 0; });
+}
+
 void EventLoop::worker_main() {
   while (true) {
     Job job;
@@ -275,12 +286,18 @@ void EventLoop::worker_main() {
       if (workers_stopping_) return;
       job = std::move(jobs_.front());
       jobs_.pop_front();
+      ++running_jobs_;
     }
     try {
       job.fn();
     } catch (const std::exception& e) {
       assert_fail("a run_blocking function threw", e.what(), __FILE__, __LINE__);
     }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      --running_jobs_;
+    }
+    job_returned_.notify_all();
     // The function's captures travel back too: they are released on the loop thread, with the completion.
     post([fn = std::move(job.fn), completion = std::move(job.completion)]() mutable {
       fn = nullptr;

@@ -8,7 +8,9 @@
 // tasks, signals) run on the loop thread, outside fibers, and must not block.
 //
 // Threads: everything here belongs to the thread that constructed the loop, except post() and stop(), which
-// any thread may call. Worker threads only run the blocking function and post its completion back.
+// any thread may call. Worker threads only run the blocking function and post its completion back. The loop is
+// its scheduler's Offloader: Scheduler::run_off_loop (big batch checks, reads that miss the page cache) runs on
+// the same workers, as run_blocking does.
 //
 // Stopping: run_until(done) returns as soon as done() holds (it is checked after every fiber step), or after
 // the iteration in which stop() was called (from any thread, or by the default signal handler). Either way
@@ -42,7 +44,7 @@
 
 namespace sluice {
 
-class EventLoop {
+class EventLoop : private Offloader {
  public:
   // Counters for tests and diagnostics. Updated on the loop thread only.
   struct Stats {
@@ -65,9 +67,9 @@ class EventLoop {
 
   // Creates the epoll set, the wake-up eventfd and the worker threads. Aborts if the OS refuses (no fds).
   EventLoop();
-  // Unwinds the fibers still alive, then joins the workers (each finishes the call it is running; queued
-  // calls are dropped), restores the signal mask and closes the loop's fds.
-  ~EventLoop();
+  // Unwinds the fibers still alive (after the workers finished the calls they were running: queued calls are
+  // dropped, see settle), then joins the workers, restores the signal mask and closes the loop's fds.
+  ~EventLoop() override;
   EventLoop(const EventLoop&) = delete;
   EventLoop& operator=(const EventLoop&) = delete;
 
@@ -104,9 +106,9 @@ class EventLoop {
   void post(std::function<void()> task);
 
   // Runs `fn` on a worker thread and parks the calling fiber until it returns; returns its result. The loop
-  // keeps running other fibers meanwhile. If the fiber is unwound while waiting (FiberKilled), `fn` still
-  // runs to the end on the worker: it must own what it touches (capture by value, never the fiber's stack).
-  // Called outside a fiber while the loop is not running (setup code), `fn` runs inline.
+  // keeps running other fibers meanwhile. A fiber is unwound (Scheduler::kill_all) only once the calls running
+  // on the workers have returned and the queued ones were dropped (settle), so `fn` may borrow from the fiber's
+  // stack. Called outside a fiber while the loop is not running (setup code), `fn` runs inline.
   template <typename F>
   auto run_blocking(F fn) -> std::invoke_result_t<F&> {
     using T = std::invoke_result_t<F&>;
@@ -138,6 +140,9 @@ class EventLoop {
   };
 
   void run_blocking_impl(std::function<void()> fn);
+  // Offloader, for Scheduler::run_off_loop.
+  void run_parked(std::function<void()> work) override { run_blocking_impl(std::move(work)); }
+  void settle() override;
   void assert_loop_thread() const;
   int next_timeout_ms() const;
   void poll_once();
@@ -169,7 +174,9 @@ class EventLoop {
   // Shared with other threads, under mutex_.
   std::mutex mutex_;
   std::condition_variable jobs_ready_;
+  std::condition_variable job_returned_;  // for settle()
   std::deque<Job> jobs_;
+  size_t running_jobs_ = 0;  // taken by a worker, not returned yet
   std::vector<std::function<void()>> posted_;
   bool workers_stopping_ = false;
   std::vector<std::thread> workers_;

@@ -44,6 +44,44 @@ Status to_status(SysResult r, std::string_view op, std::string_view path) {
   return r.err == 0 ? Status() : errno_status(r.err, op, path);
 }
 
+// Reads until `out` is full or the file ends: the bytes read, or the error.
+SysResult pread_fully(int fd, MutableByteView out, uint64_t offset) {
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return SysResult{static_cast<int64_t>(done), errno};
+    }
+    if (n == 0) break;  // end of file
+    done += static_cast<size_t>(n);
+  }
+  return SysResult{static_cast<int64_t>(done), 0};
+}
+
+// Reads what the page cache holds, from the start of `out` on, without waiting on the device (RWF_NOWAIT: the
+// read stops at the first page that is not cached). `*at_end` tells that the file ended.
+SysResult pread_cached(int fd, MutableByteView out, uint64_t offset, bool* at_end) {
+  size_t done = 0;
+  *at_end = false;
+  while (done < out.size()) {
+    iovec part{out.data() + done, out.size() - done};
+    const ssize_t n = ::preadv2(fd, &part, 1, static_cast<off_t>(offset + done), RWF_NOWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      // EAGAIN: the next page is not cached. EOPNOTSUPP: a file system without RWF_NOWAIT; read on a worker.
+      if (errno == EAGAIN || errno == EOPNOTSUPP) break;
+      return SysResult{static_cast<int64_t>(done), errno};
+    }
+    if (n == 0) {
+      *at_end = true;
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return SysResult{static_cast<int64_t>(done), 0};
+}
+
 // Owns the descriptor. Shared with calls in flight on workers, so the fd is never closed (and its number
 // reused) under a running fdatasync, even if the File and its fiber are gone.
 struct FileHandle {
@@ -81,21 +119,30 @@ class PosixFile final : public File {
   std::string closed_path_;
 };
 
+// What the page cache holds is copied inline: a handoff to a worker costs more than that memcpy, whatever the
+// size. The rest (a cold segment, an index evicted) waits on the device, so it is read on a worker
+// (run_blocking) and stalls only this fiber, not every connection of the node.
 Result<size_t> PosixFile::pread(uint64_t offset, MutableByteView out) {
   if (handle_ == nullptr) return closed_status();
-  size_t done = 0;
-  while (done < out.size()) {
-    const ssize_t n =
-        ::pread(handle_->fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno_status(errno, "pread", handle_->path);
-    }
-    if (n == 0) break;  // end of file
-    done += static_cast<size_t>(n);
+  // Setup code before the loop runs has nothing else to stall; without an offloader (a benchmark's before case)
+  // every read is inline, as it used to be.
+  if (!loop_.scheduler().in_fiber() || !loop_.scheduler().offloads()) {
+    const SysResult r = pread_fully(handle_->fd, out, offset);
+    if (r.err != 0) return errno_status(r.err, "pread", handle_->path);
+    return static_cast<size_t>(r.value);
   }
-  SLUICE_ASSERT(done <= out.size());
-  return done;
+  bool at_end = false;
+  const SysResult cached = pread_cached(handle_->fd, out, offset, &at_end);
+  if (cached.err != 0) return errno_status(cached.err, "pread", handle_->path);
+  const size_t done = static_cast<size_t>(cached.value);
+  if (at_end || done == out.size()) return done;
+  // `out` is borrowed: the loop unwinds this fiber only after the worker returned (EventLoop::settle).
+  const SysResult rest = loop_.run_blocking(
+      [handle = handle_, rest = out.subspan(done), at = offset + done] { return pread_fully(handle->fd, rest, at); });
+  if (rest.err != 0) return errno_status(rest.err, "pread", handle_ == nullptr ? closed_path_ : handle_->path);
+  const size_t total = done + static_cast<size_t>(rest.value);
+  SLUICE_ASSERT(total <= out.size());
+  return total;
 }
 
 Status PosixFile::pwrite(uint64_t offset, ByteView data) {

@@ -1,7 +1,9 @@
 // PosixFileSystem: FileSystem and File on POSIX calls. Calls that may wait on the device or on metadata
 // locks (open, fdatasync, fsync of a directory, rename, unlink, ftruncate, mkdir, readdir, stat, statvfs) run
-// on the EventLoop's workers through run_blocking, so the loop never stalls; pread, pwrite and append run
-// inline, since they normally touch only the page cache. Closing a file is inline too (it does not sync).
+// on the EventLoop's workers through run_blocking, so the loop never stalls. pread copies what the page cache
+// holds inline (preadv2 with RWF_NOWAIT) and hands the rest, a read that would wait on the device (a cold
+// segment), to a worker; inline throughout when the scheduler has no offloader. pwrite and append run inline,
+// since they normally touch only the page cache. Closing a file is inline too (it does not sync).
 //
 // Errors: ENOENT → kNotFound, EEXIST → kAlreadyExists, ENOSPC/EDQUOT → kNoSpace, anything else → kIoError.
 // The message names the call, the path and the OS's text ("open /data/x.log: No such file or directory").

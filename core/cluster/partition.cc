@@ -31,6 +31,35 @@ Result<ByteView> in_topic_codec(ByteView records, const storage::TopicConfig& co
   return ByteView(*storage);
 }
 
+// Checking a batch costs about a pass over its records, decompressed: a compressed byte counts as several.
+constexpr size_t kCompressedByteCheckCost = 8;
+// From this cost on, a produce batch is checked off the loop (Scheduler::run_off_loop): a 100 MiB batch checked
+// inline would stall every other connection of the node, heartbeats included, for as long as it takes. Below it,
+// the check costs less than the handoff to a worker (tens of microseconds).
+constexpr size_t kOffloadCheckCost = 256 * 1024;
+
+size_t check_cost(ByteView records) {
+  Result<storage::BatchHeader> header = storage::parse_batch_header(records);
+  const bool compressed = header.ok() && header->compression() != storage::Compression::kNone;
+  return compressed ? records.size() * kCompressedByteCheckCost : records.size();
+}
+
+// LogValidator's part of the append: every record checked, the CreateTime header's max timestamp set, the batch
+// in the topic's codec (`*corrected` and `*recompressed` receive rewritten copies). Touches only its arguments, so
+// it may run on a worker.
+Result<ByteView> check_and_encode(ByteView records, const storage::TopicConfig& config,
+                                  const storage::ValidationRules& rules,
+                                  std::vector<storage::RecordError>* record_errors, Bytes* corrected,
+                                  Bytes* recompressed) {
+  SLUICE_ASSIGN_OR_RETURN(const storage::ValidBatch valid,
+                          storage::validate_produce_batch(records, rules, record_errors));
+  // CreateTime: the time index, ListOffsets and retention judge by the records' own times
+  if (config.message_timestamp_type == storage::MessageTimestampType::kCreateTime) {
+    records = storage::with_create_time_max_timestamp(records, valid.records_max_timestamp, corrected);
+  }
+  return in_topic_codec(records, config, recompressed);
+}
+
 }  // namespace
 
 std::optional<Acks> acks_from_wire(int16_t acks) {
@@ -138,16 +167,22 @@ Result<Appended> Partition::append_records(ByteView records, Acks acks,
                                            std::vector<storage::RecordError>* record_errors) {
   if (!is_leader()) return not_leader();
   SLUICE_TRY(check_in_sync_replicas(acks));
-  SLUICE_ASSIGN_OR_RETURN(
-      const storage::ValidBatch valid,
-      storage::validate_produce_batch(records, storage::validation_rules_for(config_, wall_ms(context_.env)),
-                                      record_errors));
-  Bytes corrected;  // CreateTime: the time index, ListOffsets and retention judge by the records' own times
-  if (config_.message_timestamp_type == storage::MessageTimestampType::kCreateTime) {
-    records = storage::with_create_time_max_timestamp(records, valid.records_max_timestamp, &corrected);
-  }
+  const storage::ValidationRules rules = storage::validation_rules_for(config_, wall_ms(context_.env));
+  Bytes corrected;
   Bytes recompressed;
-  SLUICE_ASSIGN_OR_RETURN(records, in_topic_codec(records, config_, &recompressed));
+  if (check_cost(records) < kOffloadCheckCost) {
+    SLUICE_ASSIGN_OR_RETURN(records,
+                            check_and_encode(records, config_, rules, record_errors, &corrected, &recompressed));
+  } else {
+    // The worker gets its own copy of the config: an AlterConfigs may replace config_ while it checks.
+    auto check_off_loop = [&, config = config_] {
+      return check_and_encode(records, config, rules, record_errors, &corrected, &recompressed);
+    };
+    SLUICE_ASSIGN_OR_RETURN(records, context_.env.scheduler.run_off_loop(check_off_loop));
+    // Other fibers ran meanwhile: this replica may have lost the leadership, or replicas the ISR.
+    if (!is_leader()) return not_leader();
+    SLUICE_TRY(check_in_sync_replicas(acks));
+  }
   SLUICE_ASSIGN_OR_RETURN(storage::BatchHeader header, storage::parse_batch_header(records));
   if (context_.deferred != nullptr) [[unlikely]] {
     SLUICE_PROBE("mutation.ack-before-append");

@@ -309,6 +309,8 @@ size_t Scheduler::run_ready() {
 void Scheduler::kill_all() {
   SLUICE_ASSERT(current_ == nullptr);
   SLUICE_ASSERT(!killing_);
+  // Before any fiber unwinds: offloaded work may be writing to a parked fiber's stack.
+  if (offloader_ != nullptr) offloader_->settle();
   killing_ = true;
   ready_.clear();
   // Newest first, like a stack unwinding: a fiber spawned by another usually borrows objects its parent owns,

@@ -12,12 +12,19 @@
 // Killing: kill_all() unwinds every fiber, newest first, by resuming it with a FiberKilled exception thrown from
 // its wait point.
 // Destructors therefore run on the fiber's own stack; they must not block. Never `catch (...)` without rethrow.
+//
+// Offloading: run_off_loop(fn) runs CPU-heavy or device-bound work (a big batch's decompression and CRC, a read
+// that misses the page cache) through the world's Offloader, on another thread, while the other fibers go on. The
+// simulator installs none: the work runs inline, so a run stays replayable.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/env/clock.h"
@@ -77,6 +84,18 @@ class WaitQueue {
   Waiter* tail_ = nullptr;
 };
 
+// Where run_off_loop's work runs: the real world's worker threads (net/event_loop.h). Installed by the world.
+class Offloader {
+ public:
+  virtual ~Offloader() = default;
+  // Runs `work` on another thread and parks the calling fiber until it has returned.
+  virtual void run_parked(std::function<void()> work) = 0;
+  // Drops the work not started yet and waits (blocking the thread) until the running work has returned. kill_all
+  // calls it before it unwinds any fiber, so offloaded work may borrow from the fiber that handed it off: that
+  // fiber's stack, and what it owns, outlive the work.
+  virtual void settle() = 0;
+};
+
 class Scheduler {
  public:
   // `shuffle`: when set, the next ready fiber is drawn from it; otherwise ready fibers run in FIFO order.
@@ -98,6 +117,27 @@ class Scheduler {
   const std::string& current_name() const;
   Clock& clock() const { return clock_; }
 
+  // ---- Offloading ----
+  // Runs `fn` and returns its result: on the offloader with the calling fiber parked meanwhile, or inline when no
+  // offloader is installed (the simulator) or outside a fiber. `fn` may borrow from the caller (Offloader::settle
+  // keeps that safe through a kill) but runs concurrently with the fibers: it must touch nothing another fiber may
+  // use meanwhile, nor the Env, nor probes; only its inputs and outputs.
+  template <typename F>
+  auto run_off_loop(F&& fn) -> std::invoke_result_t<F&> {
+    using T = std::invoke_result_t<F&>;
+    if (offloader_ == nullptr || current_ == nullptr) return fn();
+    if constexpr (std::is_void_v<T>) {
+      offloader_->run_parked([&fn] { fn(); });
+    } else {
+      std::optional<T> result;
+      offloader_->run_parked([&fn, &result] { result.emplace(fn()); });
+      return std::move(*result);
+    }
+  }
+  // The world's driver installs it (nullptr removes it); it must outlive its installation.
+  void set_offloader(Offloader* offloader) { offloader_ = offloader; }
+  bool offloads() const { return offloader_ != nullptr; }
+
   // ---- For the world's driver loop (never from a fiber) ----
   bool has_ready() const { return !ready_.empty(); }
   size_t ready_count() const { return ready_.size(); }
@@ -106,7 +146,8 @@ class Scheduler {
   // Runs ready fibers until none is ready; returns how many steps ran.
   size_t run_ready();
   size_t live_fibers() const { return live_; }
-  // Unwinds every live fiber (a node crash or shutdown). Pending timers of sleeping fibers are cancelled.
+  // Unwinds every live fiber (a node crash or shutdown). Pending timers of sleeping fibers are cancelled. The
+  // offloader settles first (Offloader::settle).
   void kill_all();
   // Called with the fiber id every time a fiber is resumed; the simulator folds it into the trace hash.
   void set_resume_observer(std::function<void(uint64_t fiber_id)> observer) {
@@ -125,6 +166,7 @@ class Scheduler {
 
   Clock& clock_;
   Random* shuffle_;
+  Offloader* offloader_ = nullptr;
   // Few fibers are ready at once: a vector's erase is a short memmove, a deque's a long call (1 % of a run).
   std::vector<Fiber*> ready_;
   std::unique_ptr<FiberStackPool> stacks_;       // declared before fibers_: it outlives their stacks

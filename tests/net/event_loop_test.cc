@@ -9,6 +9,8 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstring>
+#include <vector>
 #include <thread>
 
 #include "net/real_env.h"
@@ -113,33 +115,62 @@ TEST(EventLoopTest, ManyBlockingCallsFromManyFibers) {
   EXPECT_EQ(real.loop().stats().blocking_completed, 20u);
 }
 
-TEST(EventLoopTest, UnwindingAFiberParkedInRunBlockingLetsTheCallFinish) {
+// kill_all settles the workers first: a call still running may write into its parked fiber's stack, so the fiber
+// is unwound only after the call returned. Here the call writes into a buffer on the fiber's stack after the main
+// fiber returned (which ends the run and unwinds the parked fiber).
+TEST(EventLoopTest, UnwindingAFiberParkedInRunBlockingWaitsForTheRunningCall) {
   auto started = std::make_shared<std::atomic<bool>>(false);
   auto release = std::make_shared<std::atomic<bool>>(false);
   auto ran = std::make_shared<std::atomic<bool>>(false);
-  {
-    RealEnv real("loop", LogLevel::kOff);
-    ASSERT_EQ(real.run([&](Env& env) {
-      env.scheduler.spawn("parked", [&real, started, release, ran] {
-        real.loop().run_blocking([started, release, ran] {
-          started->store(true);
-          // Still running when its fiber is unwound: it finishes only once the test releases it.
-          const auto deadline = std::chrono::steady_clock::now() + kGenerousDeadline;
-          while (!release->load() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-          ran->store(true);
-        });
-        ADD_FAILURE() << "the parked fiber should have been unwound";
+  RealEnv real("loop", LogLevel::kOff);
+  ASSERT_EQ(real.run([&](Env& env) {
+    env.scheduler.spawn("parked", [&real, started, release, ran] {
+      char on_the_fiber_stack[64] = {};
+      real.loop().run_blocking([&on_the_fiber_stack, started, release, ran] {
+        started->store(true);
+        const auto deadline = std::chrono::steady_clock::now() + kGenerousDeadline;
+        while (!release->load() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+        // Long enough for the run to reach kill_all: without the settle, the fiber would be gone by now.
+        std::this_thread::sleep_for(50ms);
+        std::memset(on_the_fiber_stack, 1, sizeof(on_the_fiber_stack));
+        ran->store(true);
       });
-      // Until a worker holds the call: calls still queued when the loop goes away are dropped.
-      while (!started->load()) env.scheduler.sleep_for(1ms);  // polls the condition
-      EXPECT_EQ(real.loop().stats().blocking_started, 1u);
-      EXPECT_EQ(real.loop().stats().blocking_completed, 0u);
-    }), 0);
-    EXPECT_EQ(real.env().scheduler.live_fibers(), 0u);
-    EXPECT_FALSE(ran->load());
+      ADD_FAILURE() << "the parked fiber should have been unwound";
+    });
+    // Until a worker holds the call: calls still queued when the fibers are unwound are dropped.
+    while (!started->load()) env.scheduler.sleep_for(1ms);  // polls the condition
+    EXPECT_EQ(real.loop().stats().blocking_started, 1u);
+    EXPECT_EQ(real.loop().stats().blocking_completed, 0u);
     release->store(true);
-  }  // the loop's destructor joins the worker after its call
-  EXPECT_TRUE(ran->load());
+  }), 0);
+  EXPECT_TRUE(ran->load()) << "the fiber was unwound while its call was running";
+  EXPECT_EQ(real.env().scheduler.live_fibers(), 0u);
+}
+
+// Scheduler::run_off_loop on the real loop runs on a worker: the loop fires timers while the work runs. The work
+// returns only once the loop fired five more ticks; run inline it would stall the loop and give up at the deadline.
+TEST(EventLoopTest, RunOffLoopRunsOnAWorkerWhileTheLoopGoesOn) {
+  RealEnv real("loop", LogLevel::kOff);
+  EXPECT_TRUE(real.env().scheduler.offloads());
+  Ticker ticker(real.loop(), 1ms);
+  ASSERT_EQ(real.run([&](Env& env) {
+    const uint64_t before = ticker.ticks();
+    std::vector<uint8_t> borrowed(4096, 7);  // offloaded work may borrow from its fiber
+    const Result<size_t> sum = env.scheduler.run_off_loop([&]() -> Result<size_t> {
+      const auto deadline = std::chrono::steady_clock::now() + kGenerousDeadline;
+      while (ticker.ticks() - before < 5) {
+        if (std::chrono::steady_clock::now() > deadline) return timed_out("the loop fired no ticks");
+        std::this_thread::sleep_for(1ms);  // polling the condition, not waiting for time to pass
+      }
+      size_t total = 0;
+      for (uint8_t byte : borrowed) total += byte;
+      return total;
+    });
+    ASSERT_TRUE(sum.ok()) << sum.status().to_string();
+    EXPECT_EQ(*sum, 7u * 4096);
+  }), 0);
+  EXPECT_EQ(real.loop().stats().blocking_started, 1u);
+  EXPECT_EQ(real.loop().stats().blocking_completed, 1u);
 }
 
 TEST(EventLoopTest, StopFromAnotherThreadEndsTheRun) {

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -290,6 +291,43 @@ TEST(PosixFileSystemTest, SetupCodeOutsideTheLoopRunsInline) {
   EXPECT_EQ(read_all(*file), "setup");
   EXPECT_EQ(real.loop().stats().blocking_started, 0u);
   EXPECT_GE(real.loop().stats().blocking_inline, 3u);
+}
+
+// A read of what the page cache holds is copied on the loop thread; a read that would wait on the device (the
+// pages dropped: fdatasync, then POSIX_FADV_DONTNEED) goes to a worker, so it stalls only its fiber.
+TEST(PosixFileSystemTest, ColdReadsGoToAWorkerAndCachedReadsStayInline) {
+  TempDir dir;
+  RealEnv real("fs", LogLevel::kOff);
+  ASSERT_EQ(real.run([&](Env& env) {
+    auto file = std::move(env.fs.open(dir / "f", OpenMode::kCreateNew)).value();
+    Bytes written(1 << 20);
+    for (size_t i = 0; i < written.size(); ++i) written[i] = static_cast<uint8_t>(i * 131 + i / 4096);
+    ASSERT_TRUE(file->append(written).ok());
+    ASSERT_TRUE(file->sync().ok());  // only clean pages can be dropped
+    // A read across the end, of cached pages: what there is, inline.
+    const uint64_t before_end = real.loop().stats().blocking_started;
+    Bytes tail(8192);
+    EXPECT_EQ(*file->pread(written.size() - 100, tail), 100u);
+    EXPECT_TRUE(std::equal(tail.begin(), tail.begin() + 100, written.end() - 100));
+    EXPECT_EQ(real.loop().stats().blocking_started, before_end);
+
+    const int fd = ::open((dir / "f").c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+    ::close(fd);
+
+    const uint64_t before_cold = real.loop().stats().blocking_started;
+    Bytes cold(256 * 1024);
+    ASSERT_EQ(*file->pread(4096, cold), cold.size());
+    EXPECT_TRUE(std::equal(cold.begin(), cold.end(), written.begin() + 4096));
+    EXPECT_EQ(real.loop().stats().blocking_started, before_cold + 1) << "the cold read ran on the loop thread";
+
+    const uint64_t before_hot = real.loop().stats().blocking_started;
+    Bytes hot(256 * 1024);
+    ASSERT_EQ(*file->pread(4096, hot), hot.size());
+    EXPECT_EQ(hot, cold);
+    EXPECT_EQ(real.loop().stats().blocking_started, before_hot) << "a cached read went to a worker";
+  }), 0);
 }
 
 }  // namespace

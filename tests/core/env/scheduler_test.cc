@@ -141,6 +141,85 @@ TEST(Scheduler, FiberSpawnedNeverRunKilledCleanly) {
   EXPECT_EQ(h.scheduler.live_fibers(), 0u);
 }
 
+// Without an offloader (the simulator), run_off_loop runs its work inline: the fiber does not park, so no other
+// fiber runs in between and a run stays replayable.
+TEST(Scheduler, RunOffLoopWithoutAnOffloaderRunsInline) {
+  FiberHarness h;
+  EXPECT_FALSE(h.scheduler.offloads());
+  std::string order;
+  h.spawn([&] {
+    const int value = h.scheduler.run_off_loop([&] {
+      order += "work ";
+      return 42;
+    });
+    order += "back:" + std::to_string(value) + " ";
+    h.scheduler.run_off_loop([&] { order += "void "; });
+  });
+  h.spawn([&] { order += "other "; });
+  h.run();
+  // Either fiber may go first (shuffled), but nothing comes between the work and its return.
+  EXPECT_TRUE(order == "work back:42 void other " || order == "other work back:42 void ") << order;
+  // Outside a fiber too.
+  EXPECT_EQ(h.scheduler.run_off_loop([] { return 7; }), 7);
+}
+
+// An offloader that runs the work when the test says so, from the driver: what a worker does on another thread.
+class ManualOffloader final : public Offloader {
+ public:
+  explicit ManualOffloader(Scheduler& scheduler) : returned_(scheduler) {}
+  void run_parked(std::function<void()> work) override {
+    pending_ = std::move(work);
+    returned_.wait();
+  }
+  void settle() override {
+    ++settles_;
+    pending_ = nullptr;  // dropped, as work not started is
+  }
+  void finish() {
+    pending_();
+    pending_ = nullptr;
+    returned_.notify_one();
+  }
+  bool has_pending() const { return pending_ != nullptr; }
+  int settles() const { return settles_; }
+
+ private:
+  std::function<void()> pending_;
+  WaitQueue returned_;
+  int settles_ = 0;
+};
+
+TEST(Scheduler, RunOffLoopParksTheFiberUntilTheOffloaderReturnsAndKillAllSettlesFirst) {
+  FiberHarness h;
+  ManualOffloader offloader(h.scheduler);
+  h.scheduler.set_offloader(&offloader);
+  EXPECT_TRUE(h.scheduler.offloads());
+  std::string order;
+  h.spawn([&] {
+    const int value = h.scheduler.run_off_loop([&] {
+      order += "work ";
+      return 42;
+    });
+    order += "back:" + std::to_string(value) + " ";
+  });
+  h.run();
+  ASSERT_TRUE(offloader.has_pending());
+  order += "parked ";
+  offloader.finish();
+  h.run();
+  EXPECT_EQ(order, "parked work back:42 ");
+  // A fiber parked in run_off_loop is unwound only after the offloader settled.
+  h.spawn([&] { h.scheduler.run_off_loop([&] { order += "never "; }); });
+  h.run();
+  ASSERT_TRUE(offloader.has_pending());
+  h.scheduler.kill_all();
+  EXPECT_EQ(offloader.settles(), 1);
+  EXPECT_FALSE(offloader.has_pending());
+  EXPECT_EQ(h.scheduler.live_fibers(), 0u);
+  h.scheduler.set_offloader(nullptr);
+  EXPECT_EQ(order, "parked work back:42 ");
+}
+
 TEST(WaitQueue, TimedWaitTimesOutAndNotifyWakes) {
   FiberHarness h;
   WaitQueue queue(h.scheduler);
