@@ -399,6 +399,11 @@ Status PartitionLog::swap_in(int64_t first_base, const std::vector<std::shared_p
     SLUICE_TRY(env_.fs.rename(log_name + std::string(kSwapSuffix), log_name));
     SLUICE_ASSIGN_OR_RETURN(fresh, Segment::open(env_, dir_, first_base, segment_config()));
     SLUICE_ASSIGN_OR_RETURN(SegmentScan scan, fresh->recover());  // rebuilds both indexes
+    // The file was synced whole before the swap: a scan that finds damage read a bad copy; read it again.
+    for (int scans = 1; !scan.clean() && scans < 4; ++scans) {
+      SLUICE_PROBE("partition_log.cleaned_segment_scanned_again");
+      SLUICE_ASSIGN_OR_RETURN(scan, fresh->recover());
+    }
     if (!scan.clean()) return Status(Code::kCorruption, log_name + ": cleaned segment: " + scan.problem);
     SLUICE_TRY(sync_failure(fresh->flush()));
     fresh->release_files();  // never the active segment

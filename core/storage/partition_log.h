@@ -311,6 +311,7 @@ class PartitionLog {
   Status save_leader_epochs(const LeaderEpochCache& epochs);  // REQUIRES: the append lock (or the open)
   Status load_leader_epochs();
   Status rebuild_leader_epochs();
+  Result<LeaderEpochCache> walk_leader_epochs() const;  // one walk of rebuild_leader_epochs
   // Whether the last batch's epoch is what the cache says of it (a stale or foreign file fails this).
   Result<bool> leader_epochs_agree_with_last_batch() const;
   // The header of the first batch whose last offset is >= `offset`, across segments; nullopt when none is. With

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "core/base/assert.h"
+#include "core/storage/agreeing_reads.h"
 #include "core/protocol/error_codes.h"
 #include "core/storage/partition_log.h"
 #include "core/storage/partition_log_internal.h"
@@ -138,6 +139,11 @@ Result<std::optional<BatchHeader>> PartitionLog::first_batch_ending_at_or_after(
     const uint64_t generation = segment->cut_generation();
     const bool cutting = segment->cutting();
     Result<std::optional<BatchHeader>> found = segment->batch_header_at_or_after(offset);
+    // Damage a lookup reports is read again before it is believed (as PartitionLog::read does).
+    for (int attempt = 2; attempt <= 4 && !found.ok() && found.status().code() == Code::kCorruption; ++attempt) {
+      SLUICE_PROBE("partition_log.batch_lookup_read_again_after_damage");
+      found = segment->batch_header_at_or_after(offset);
+    }
     if (cut != nullptr && (cutting || segment->cut_generation() != generation)) {
       *cut = true;
       return std::optional<BatchHeader>();
@@ -220,7 +226,20 @@ Result<bool> PartitionLog::leader_epochs_agree_with_last_batch() const {
   return true;
 }
 
+// Headers carry no CRC over their epoch or base offset: the cache is rebuilt from a walk that a second one agrees
+// with (a device can hand back one bad copy of good bytes).
 Status PartitionLog::rebuild_leader_epochs() {
+  SLUICE_ASSIGN_OR_RETURN(
+      LeaderEpochCache rebuilt,
+      read_until_two_agree<LeaderEpochCache>(
+          4, dir_ + ": the walk of the batch epochs", [this] { return walk_leader_epochs(); },
+          [] { SLUICE_PROBE("partition_log.leader_epoch_walks_disagreed"); },
+          [](const LeaderEpochCache& a, const LeaderEpochCache& b) { return a.entries() == b.entries(); }));
+  epochs_ = std::move(rebuilt);
+  return Status();
+}
+
+Result<LeaderEpochCache> PartitionLog::walk_leader_epochs() const {
   LeaderEpochCache rebuilt;
   for (const auto& [base, segment] : segments_) {
     SLUICE_TRY(segment->for_each_batch_header([&rebuilt](const BatchHeader& header) {
@@ -231,8 +250,7 @@ Status PartitionLog::rebuild_leader_epochs() {
   }
   rebuilt.truncate_from_start(log_start_offset_);
   rebuilt.truncate_from_end(log_end_offset_);
-  epochs_ = std::move(rebuilt);
-  return Status();
+  return rebuilt;
 }
 
 // At open, once recovery has cut what it cut and the log start and end are known.

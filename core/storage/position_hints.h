@@ -31,23 +31,26 @@ class PositionHints {
     return std::nullopt;
   }
 
-  // A read ended at `position` after a batch whose last offset is `offset - 1`.
-  void remember(int64_t offset, uint64_t position) {
+  // A read ended at `position` after a batch whose last offset is `offset - 1`. False when the boundary
+  // contradicts one remembered before: boundaries of one unchanged file have positions that grow with offsets, one
+  // position per offset, so one of the two reads was damaged (a base offset lies outside the batch CRC). The caller
+  // forgets every hint and refuses the read.
+  [[nodiscard]] bool remember(int64_t offset, uint64_t position) {
     SLUICE_ASSERT(offset > 0);
     SLUICE_ASSERT(position > 0);  // a batch ends before it
     for (size_t i = 0; i < count_; ++i) {
       const Hint& hint = hints_[i];
-      // Boundaries of one unchanged file: positions grow with offsets, one position per offset.
-      SLUICE_ASSERT((hint.offset < offset) == (hint.position < position));
-      SLUICE_ASSERT((hint.offset == offset) == (hint.position == position));
-      if (hint.offset == offset) return;
+      if ((hint.offset < offset) != (hint.position < position)) return false;
+      if ((hint.offset == offset) != (hint.position == position)) return false;
+      if (hint.offset == offset) return true;
     }
     if (count_ < kCapacity) {
       hints_[count_++] = Hint{offset, position};
-      return;
+      return true;
     }
     hints_[next_victim_] = Hint{offset, position};
     next_victim_ = (next_victim_ + 1) % kCapacity;
+    return true;
   }
 
   // Positions moved: a truncation, a rollback or a rescan.

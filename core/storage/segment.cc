@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/base/assert.h"
+#include "core/storage/agreeing_reads.h"
 #include "core/storage/log_format.h"
 
 namespace sluice::storage {
@@ -157,13 +158,19 @@ Status Segment::append(std::span<const ByteView> parts, std::span<const BatchSpa
   Status written = preallocate_for(bytes, preallocate_bytes);
   if (written.ok()) written = log_->pwrite_gathered(size_, parts);  // at size_: the file may end in zeros
   if (!written.ok()) return rollback(old_size, old_next, std::move(written));
+  // A reader may run while the index writes below wait: it sees the new size_ with the next offset it goes with.
+  appending_next_offset_ = spans.back().header.last_offset() + 1;
   size_ += bytes;  // before the index entries, so that no entry ever points past size_
   allocated_ = std::max(allocated_, size_);
   for (const BatchSpan& span : spans) {
     SLUICE_ASSERT(span.header.base_offset >= next_offset_);
     Status indexed = index_batch(span.header, old_size + span.position);
-    if (!indexed.ok()) return rollback(old_size, old_next, std::move(indexed));
+    if (!indexed.ok()) {
+      appending_next_offset_ = 0;
+      return rollback(old_size, old_next, std::move(indexed));
+    }
   }
+  appending_next_offset_ = 0;
   SLUICE_ASSERT(next_offset_ == spans.back().header.last_offset() + 1);
   return Status();
 }
@@ -327,33 +334,48 @@ Status Segment::load_trusted() {
     offset_of_max_timestamp_ = time_index_->last().offset;
   }
   if (size_ > 0) {
+    // Time retention goes by this timestamp: it is believed when a second read agrees.
     SLUICE_ASSIGN_OR_RETURN(BatchHeader first, header_at(0));
+    SLUICE_ASSIGN_OR_RETURN(BatchHeader again, header_at(0));
+    if (first.max_timestamp != again.max_timestamp || first.base_offset != again.base_offset) {
+      return corruption(log_path() + ": two reads of the first batch header disagree");
+    }
     first_batch_max_timestamp_ = first.max_timestamp;
   }
   return Status();
 }
 
 Status Segment::walk_tail() {
+  SLUICE_ASSIGN_OR_RETURN(
+      const TailWalk tail,
+      read_until_two_agree<TailWalk>(
+          4, log_path() + ": the walk of the tail", [this] { return walk_tail_once(); },
+          [] { SLUICE_PROBE("segment.tail_walks_disagreed"); }));
+  next_offset_ = tail.next_offset;
+  max_timestamp_ = tail.max_timestamp;
+  offset_of_max_timestamp_ = tail.offset_of_max_timestamp;
+  bytes_since_index_entry_ = tail.bytes_since_index_entry;
+  return Status();
+}
+
+Result<Segment::TailWalk> Segment::walk_tail_once() const {
   const OffsetPosition start = offset_index_->last();
   uint64_t position = start.position;
-  next_offset_ = base_offset_;
-  max_timestamp_ = -1;
-  offset_of_max_timestamp_ = -1;
-  bytes_since_index_entry_ = 0;
+  TailWalk tail{base_offset_, -1, -1, 0};
   HeaderWindow window;
   while (position < size_) {
     SLUICE_ASSIGN_OR_RETURN(BatchHeader header, header_in(window, position));
-    if (header.base_offset < next_offset_) return corruption(log_path() + ": offsets go backwards");
-    if (header.max_timestamp > max_timestamp_) {
-      max_timestamp_ = header.max_timestamp;
-      offset_of_max_timestamp_ = header.last_offset();
+    if (header.base_offset < tail.next_offset) return corruption(log_path() + ": offsets go backwards");
+    if (header.max_timestamp > tail.max_timestamp) {
+      tail.max_timestamp = header.max_timestamp;
+      tail.offset_of_max_timestamp = header.last_offset();
     }
-    next_offset_ = header.last_offset() + 1;
-    bytes_since_index_entry_ += header.size_bytes();
+    tail.next_offset = header.last_offset() + 1;
+    tail.bytes_since_index_entry += header.size_bytes();
     position += header.size_bytes();
   }
   SLUICE_ASSERT(position == size_);
-  return Status();
+  return tail;
 }
 
 Status Segment::truncate_to(int64_t offset) {
@@ -362,6 +384,14 @@ Status Segment::truncate_to(int64_t offset) {
   CutScope cut(*this);  // the .log, both indexes and the tail walk: readers see none of it half done
   SLUICE_ASSIGN_OR_RETURN(std::optional<uint64_t> position, find_position(offset));
   if (!position.has_value()) return Status();  // nothing at or above `offset`
+  // The walk read each header once: the batch it stopped at must hold `offset` or later in a fresh read too, or a
+  // damaged copy would cut batches below it.
+  SLUICE_ASSIGN_OR_RETURN(const BatchHeader at, header_at(*position));
+  if (at.last_offset() < offset) {
+    return corruption(log_path() + ": the batch at byte " + std::to_string(*position) + " ends at offset " +
+                      std::to_string(at.last_offset()) + ", before " + std::to_string(offset) +
+                      ", where a header walk placed it; nothing was cut");
+  }
   SLUICE_TRY(cut_file_to(*position));
   size_ = *position;
   SLUICE_TRY(offset_index_->truncate_to(offset));

@@ -114,7 +114,8 @@ class Segment {
   Status ensure_open();
   bool files_open() const { return log_ != nullptr && offset_index_->file_open() && time_index_->file_open(); }
 
-  // Position of the first batch whose last offset >= target; nullopt when there is none in this segment.
+  // Position of the first batch whose last offset >= target; nullopt when there is none in this segment. A walk
+  // that lands after a gap is walked again: kCorruption when the two disagree (a damaged read).
   Result<std::optional<uint64_t>> find_position(int64_t target) const;
   // The header of the first batch whose last offset >= target (find_position, then one header read); nullopt when
   // there is none in this segment.
@@ -183,6 +184,13 @@ class Segment {
   Result<Bytes> read_batches(uint64_t position, size_t max_bytes, int64_t upper_bound_offset,
                              std::optional<BatchHeader>* first, uint64_t generation) const;
   Status cut_during_read(uint64_t position) const;
+  Status misplaced_batch(const BatchHeader& header, uint64_t position, int64_t previous_last_offset) const;
+  struct PlacedHeader {
+    uint64_t position;
+    BatchHeader header;
+  };
+  // find_position's walk from the sparse index entry, without hints.
+  Result<std::optional<PlacedHeader>> walk_to(int64_t target) const;
   // Marks a cut for readers (cut_generation) for its scope; nests.
   class CutScope {
    public:
@@ -207,7 +215,17 @@ class Segment {
   // without (a full disk then refuses the write itself).
   Status preallocate_for(uint64_t bytes, uint64_t preallocate_bytes);
   Status cut_file_to(uint64_t size);  // truncates the .log, keeping allocated_ true; forgets the position hints
+  // Sets next_offset_, the max timestamp and the bytes since the last index entry from the headers after the last
+  // offset index entry. Headers carry no CRC over their base offset, so the walk is believed when two agree.
   Status walk_tail();
+  struct TailWalk {
+    int64_t next_offset;
+    int64_t max_timestamp;
+    int64_t offset_of_max_timestamp;
+    uint64_t bytes_since_index_entry;
+    bool operator==(const TailWalk&) const = default;
+  };
+  Result<TailWalk> walk_tail_once() const;
   Status reset_state();
   std::string path(std::string_view suffix) const;
 
@@ -224,6 +242,7 @@ class Segment {
   uint64_t size_ = 0;
   uint64_t allocated_ = 0;  // the .log's length: size_ plus preallocated zeros (>= size_)
   int64_t next_offset_;
+  int64_t appending_next_offset_ = 0;  // while an append writes its index entries: the next offset it ends at
   int64_t max_timestamp_ = -1;
   int64_t offset_of_max_timestamp_ = -1;
   int64_t first_batch_max_timestamp_ = -1;

@@ -75,14 +75,38 @@ Result<std::optional<uint64_t>> Segment::find_position(int64_t target) const {
     SLUICE_ASSERT(*hinted >= offset_index_->lookup(target).position);
     return hinted;
   }
+  SLUICE_ASSIGN_OR_RETURN(std::optional<PlacedHeader> found, walk_to(target));
+  if (!found.has_value()) {
+    // With a batch and target < next_offset_, the last batch ends at or after target: a walk that found none stepped
+    // over a damaged header. (Unless a cut shrank the segment meanwhile: the caller's cut check sees that.)
+    if (size_ > 0 && target < next_offset_ && !cutting()) {
+      return corruption(log_path() + ": a header walk to offset " + std::to_string(target) +
+                        " passed the segment's end (next offset " + std::to_string(next_offset_) + ")");
+    }
+    return std::optional<uint64_t>();
+  }
+  if (found->header.base_offset <= target) return std::optional<uint64_t>(found->position);
+  // A gap before the batch found: compaction removed the offsets between, or a damaged header (its base offset lies
+  // outside the CRC) made the walk step over the batch holding target. Only a second walk that agrees is believed.
+  SLUICE_PROBE("segment.gap_walked_again");
+  SLUICE_ASSIGN_OR_RETURN(std::optional<PlacedHeader> again, walk_to(target));
+  if (!again.has_value() || again->position != found->position) {
+    return corruption(log_path() + ": two header walks to offset " + std::to_string(target) + " disagree (byte " +
+                      std::to_string(found->position) + ", then " +
+                      (again.has_value() ? "byte " + std::to_string(again->position) : "none") + ")");
+  }
+  return std::optional<uint64_t>(found->position);
+}
+
+Result<std::optional<Segment::PlacedHeader>> Segment::walk_to(int64_t target) const {
   HeaderWindow window;
   uint64_t position = offset_index_->lookup(target).position;
   while (position < size_) {
     SLUICE_ASSIGN_OR_RETURN(BatchHeader header, header_in(window, position));
-    if (header.last_offset() >= target) return std::optional<uint64_t>(position);
+    if (header.last_offset() >= target) return std::optional<PlacedHeader>(PlacedHeader{position, header});
     position += header.size_bytes();
   }
-  return std::optional<uint64_t>();
+  return std::optional<PlacedHeader>();
 }
 
 Result<std::optional<BatchHeader>> Segment::batch_header_at_or_after(int64_t target) const {
@@ -92,7 +116,16 @@ Result<std::optional<BatchHeader>> Segment::batch_header_at_or_after(int64_t tar
   if (generation != cuts_) return cut_during_read(position.value_or(0));
   if (!position.has_value()) return std::optional<BatchHeader>();
   SLUICE_ASSIGN_OR_RETURN(BatchHeader header, header_at(*position));
+  // A header has no CRC over its base offset or epoch, and raft aligns its entries on this answer: a second read
+  // must agree with the first.
+  SLUICE_ASSIGN_OR_RETURN(const BatchHeader again, header_at(*position));
   if (generation != cuts_) return cut_during_read(*position);
+  if (again.base_offset != header.base_offset || again.partition_leader_epoch != header.partition_leader_epoch ||
+      again.last_offset_delta != header.last_offset_delta) {
+    SLUICE_PROBE("segment.header_reads_disagreed");
+    return corruption(log_path() + ": two reads of the batch header at byte " + std::to_string(*position) +
+                      " disagree");
+  }
   if (header.last_offset() < target) {
     return corruption(log_path() + ": the batch at byte " + std::to_string(*position) + " ends at offset " +
                       std::to_string(header.last_offset()) + ", before " + std::to_string(target));
@@ -132,7 +165,8 @@ Result<Bytes> Segment::read_batches(uint64_t position, size_t max_bytes, int64_t
   if (generation != cuts_) return cut_during_read(position);
   SLUICE_ASSERT(position <= size_);
   const uint64_t available = size_ - position;
-  Bytes out(std::min<uint64_t>(available, std::max<uint64_t>(max_bytes, kBatchHeaderBytes)));
+  // One header more than the answer can hold: the batch after the answer's last one checks that one's base offset.
+  Bytes out(std::min<uint64_t>(available, std::max<uint64_t>(max_bytes, kBatchHeaderBytes) + kBatchHeaderBytes));
   SLUICE_ASSIGN_OR_RETURN(const std::shared_ptr<File> log, log_file());  // pinned until the read returns
   SLUICE_ASSIGN_OR_RETURN(size_t got, log->pread(position, out));
   if (generation != cuts_) return cut_during_read(position);
@@ -147,6 +181,10 @@ Result<Bytes> Segment::read_batches(uint64_t position, size_t max_bytes, int64_t
                         " runs past the end");
     }
     SLUICE_ASSIGN_OR_RETURN(BatchHeader header, checked_header(ByteView(out).subspan(end), position + end));
+    // Base offsets lie outside the batch CRC: a damaged one is caught by its place among its neighbours.
+    if (header.base_offset <= last_offset || header.base_offset < base_offset_) {
+      return misplaced_batch(header, position + end, last_offset);
+    }
     if (header.last_offset() >= upper_bound_offset) break;
     if (end == 0) {
       *first = header;
@@ -169,13 +207,33 @@ Result<Bytes> Segment::read_batches(uint64_t position, size_t max_bytes, int64_t
   }
   SLUICE_ASSERT(end <= out.size());
   SLUICE_ASSERT(end <= available);
+  // The segment's last batch has no successor to check it: it must end below the segment's next offset (or the one
+  // of the append whose index writes are under way: it grew size_ first).
+  if (end == available && end > 0 && last_offset >= std::max(next_offset_, appending_next_offset_)) {
+    SLUICE_PROBE("segment.last_batch_past_next_offset");
+    return corruption(log_path() + ": the last batch read ends at offset " + std::to_string(last_offset) +
+                      ", past the segment's last offset " + std::to_string(next_offset_ - 1) + "; it is not served");
+  }
   out.resize(end);
   SLUICE_TRY(verify_read(out, position));
   // A cut while this fiber was suspended in a pread would have moved the boundary (checked above: none was).
-  if (end > 0) {
-    position_hints_.remember(last_offset + 1, position + end);
+  if (end > 0 && !position_hints_.remember(last_offset + 1, position + end)) {
+    position_hints_.forget_all();  // this read or the one that left the other hint was damaged
+    SLUICE_PROBE("segment.contradicting_position_hint");
+    return corruption(log_path() + ": a read ending at byte " + std::to_string(position + end) + " before offset " +
+                      std::to_string(last_offset + 1) + " contradicts an earlier one; it is not served");
   }
   return out;
+}
+
+Status Segment::misplaced_batch(const BatchHeader& header, uint64_t position, int64_t previous_last_offset) const {
+  SLUICE_PROBE("segment.misplaced_batch_refused");
+  return Status(Code::kCorruption,
+                log_path() + ": the batch at byte " + std::to_string(position) + " starts at offset " +
+                    std::to_string(header.base_offset) + ", not after offset " +
+                    std::to_string(std::max(previous_last_offset, base_offset_ - 1)) +
+                    " (the batch before it, or the segment's base); it is not served",
+                wire_code(ErrorCode::kKafkaStorageError));
 }
 
 Result<std::optional<Bytes>> Segment::read_from(int64_t offset, size_t max_bytes, int64_t upper_bound_offset) const {

@@ -1,8 +1,8 @@
 // Damaged reads of intact files (the simulated disk's corrupt_next_reads: a flipped bit or a sector of zeros in
 // what a read returns, the file itself good): a damaged copy is read again before it is believed, so recovery
 // neither cuts nor refuses good records and the state file still loads. Lasting damage is still refused
-// (log_recovery_test.cc). Not yet here: a fetch whose damaged copy has a wrong base offset, which lies outside the
-// batch CRC, is served (scenarios/read_corruption.toml, seeds 4 and 5).
+// (log_recovery_test.cc). A fetch whose damaged copy carries a wrong base offset (outside the batch CRC) is refused
+// by the batch's place among its neighbours and read again.
 #include <gtest/gtest.h>
 
 #include "core/storage/log_format.h"
@@ -70,6 +70,48 @@ TEST(DamagedReads, RecoveryNeitherCutsNorRefusesGoodRecords) {
   }
   EXPECT_GT(probe_hits("log_loader.damaged_scan_read_again"), reread_before) << "a damaged scan was repeated";
   EXPECT_GT(probe_hits("log_format.whole_file_reads_disagreed"), disagreed_before) << "a damaged state file or index";
+}
+
+// Fetches of many batches at once, each with some reads damaged: every batch served is the one appended at its
+// offset (a damaged base offset would be served as is: the CRC does not cover it), or the read fails; never a wrong
+// offset, and the position hints stay consistent.
+TEST(DamagedReads, AFetchNeverServesABatchAtAnotherOffset) {
+  const uint64_t misplaced_before = probe_hits("segment.misplaced_batch_refused");
+  const uint64_t gap_before = probe_hits("segment.gap_walked_again");
+  OneNode world(7);
+  ASSERT_TRUE(world.run([](Env env) {
+    LogSettings settings = small_settings();
+    settings.segment_bytes = 1 << 20;  // one segment: reads cover many batches
+    auto log = PartitionLog::open(env, kDir, settings);
+    ASSERT_TRUE(log.ok()) << log.status().to_string();
+    for (int i = 0; i < 200; ++i) ASSERT_TRUE((*log)->append(batch_of(1, 100 + i, "t")).ok());
+    ASSERT_TRUE((*log)->close().ok());
+  }));
+  uint64_t served = 0;
+  for (int round = 0; round < 60; ++round) {
+    world.disk().corrupt_next_reads(1, kDir + "/" + segment_file_name(0, kLogSuffix));
+    ASSERT_TRUE(world.run([&](Env env) {
+      auto log = PartitionLog::open(env, kDir, small_settings());
+      ASSERT_TRUE(log.ok()) << log.status().to_string();
+      // A consumer's reads (each from where the last ended: a position hint) and jumps (a header walk).
+      for (int64_t offset = round % 7, read_count = 0; offset < 200; ++read_count) {
+        world.disk().corrupt_next_reads(1, kDir + "/" + segment_file_name(0, kLogSuffix));
+        auto read = (*log)->read(offset, 512 + 64 * (round % 16), INT64_MAX);
+        const std::vector<BatchHeader> headers = read.ok() ? headers_of(read->records) : std::vector<BatchHeader>();
+        for (size_t i = 0; i < headers.size(); ++i) {
+          ASSERT_EQ(headers[i].base_offset, offset + static_cast<int64_t>(i)) << "round " << round;
+          ASSERT_EQ(headers[i].max_timestamp, 100 + offset + static_cast<int64_t>(i)) << "round " << round;
+          ++served;
+        }
+        // A failed read was refused after its attempts: nothing wrong served; go on after it.
+        offset += static_cast<int64_t>(std::max<size_t>(headers.size(), 1)) + (read_count % 4 == 3 ? 5 : 0);
+      }
+      ASSERT_TRUE((*log)->close().ok());
+    }));
+  }
+  EXPECT_GT(served, 5000u);
+  EXPECT_GT(probe_hits("segment.misplaced_batch_refused"), misplaced_before) << "a damaged base offset was read";
+  EXPECT_GT(probe_hits("segment.gap_walked_again"), gap_before) << "a walk stepped over a damaged header";
 }
 
 }  // namespace

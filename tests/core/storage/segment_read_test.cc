@@ -147,7 +147,7 @@ TEST(SegmentRead, ARecoveryScanForgetsTheHints) {
 TEST(PositionHints, KeepsTheNewestHintsRoundRobinAndForgetsThemAllAtOnce) {
   PositionHints hints;
   for (int64_t i = 1; i <= static_cast<int64_t>(PositionHints::kCapacity) + 3; ++i) {
-    hints.remember(i * 10, static_cast<uint64_t>(i) * 100);
+    EXPECT_TRUE(hints.remember(i * 10, static_cast<uint64_t>(i) * 100));
   }
   EXPECT_EQ(hints.size(), PositionHints::kCapacity);
   EXPECT_FALSE(hints.find(10).has_value());
@@ -157,6 +157,16 @@ TEST(PositionHints, KeepsTheNewestHintsRoundRobinAndForgetsThemAllAtOnce) {
   EXPECT_EQ(hints.size(), 0u);
   EXPECT_GT(hints.generation(), generation);
   EXPECT_FALSE(hints.find(110).has_value());
+}
+
+TEST(PositionHints, ABoundaryThatContradictsAnotherIsNotRemembered) {
+  PositionHints hints;
+  ASSERT_TRUE(hints.remember(10, 1000));
+  EXPECT_FALSE(hints.remember(20, 900));   // a later offset before an earlier boundary: a damaged base offset
+  EXPECT_FALSE(hints.remember(10, 1100));  // one offset, two positions
+  EXPECT_FALSE(hints.remember(12, 1000));  // one position, two offsets
+  EXPECT_TRUE(hints.remember(20, 2000));
+  EXPECT_EQ(hints.size(), 2u);
 }
 
 }  // namespace

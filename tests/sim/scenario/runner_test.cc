@@ -50,6 +50,26 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, EveryScenario, ::testing::ValuesIn(scenario_
                            return name;
                          });
 
+// Seeds that once failed, with what they found: each must keep passing.
+TEST(Runner, SeedsThatFoundBugsStillPass) {
+  struct Found {
+    std::string scenario;
+    uint64_t seed;
+    std::string bug;
+  };
+  const std::vector<Found> found = {
+      {"read_corruption.toml", 4, "a damaged base offset (outside the batch CRC) served, then a wrong position hint"},
+      {"read_corruption.toml", 5, "the same, in another batch"},
+      {"read_corruption.toml", 8, "a damaged header read at load took the partition offline for good"},
+  };
+  for (const Found& f : found) {
+    RunOptions options;
+    options.seed = f.seed;
+    const RunResult r = run_scenario(load(f.scenario), options);
+    EXPECT_TRUE(r.passed()) << f.scenario << " seed " << f.seed << " (" << f.bug << "):\n" << violations(r);
+  }
+}
+
 TEST(Runner, ASeedReplaysToTheSameTraceHash) {
   const Scenario scenario = load("network_faults.toml");
   RunOptions options;
