@@ -66,15 +66,30 @@ PartitionRaftLog::PartitionRaftLog(Env env, storage::PartitionLog& log, int32_t 
 void PartitionRaftLog::poison(const Status& why) const {
   SLUICE_ASSERT(!why.ok());
   if (!failure_.ok()) return;
+  kept_end_ = raft_index_for_end_offset(log_.log_end_offset());
   failure_ = why;
   env_.log.error("partition log {} stops serving its raft group: {}", log_.dir(), why.to_string());
 }
 
-raft::Index PartitionRaftLog::last_index() const { return raft_index_for_end_offset(log_.log_end_offset()); }
+raft::Index PartitionRaftLog::last_index() const {
+  if (poisoned()) return unwritten_.empty() ? kept_end_ : unwritten_.back().first + unwritten_.back().count - 1;
+  return raft_index_for_end_offset(log_.log_end_offset());
+}
+
+const PartitionRaftLog::Unwritten* PartitionRaftLog::unwritten_at(raft::Index index) const {
+  if (!poisoned() || index <= kept_end_) return nullptr;
+  for (const Unwritten& entry : unwritten_) {
+    if (index >= entry.first && index < entry.first + entry.count) return &entry;
+  }
+  SLUICE_ASSERT(false);  // the view is gap-free from kept_end_ + 1 to last_index()
+  return nullptr;
+}
 
 raft::Term PartitionRaftLog::term_at(raft::Index index) const {
   SLUICE_ASSERT(index <= last_index());
   if (index == 0) return 0;
+  if (const Unwritten* entry = unwritten_at(index); entry != nullptr) return entry->term;
+  if (reset_start_.has_value() && index <= *reset_start_) return reset_term_;
   const int64_t offset = offset_of_raft_index(index);
   std::optional<int32_t> epoch;
   if (offset >= log_.log_start_offset()) {
@@ -93,13 +108,15 @@ raft::Term PartitionRaftLog::term_at(raft::Index index) const {
 }
 
 raft::Index PartitionRaftLog::durable_index() const {
-  return raft_index_for_end_offset(std::min(log_.durable_end_offset(), log_.log_end_offset()));
+  if (reset_start_.has_value()) return std::min(*reset_start_, last_index());  // as reset_to promises; never leaves
+  const raft::Index durable = raft_index_for_end_offset(std::min(log_.durable_end_offset(), log_.log_end_offset()));
+  return poisoned() ? std::min(durable, kept_end_) : durable;
 }
 
 void PartitionRaftLog::append(raft::Index at, std::span<const raft::Entry> entries) {
   SLUICE_ASSERT(at == last_index() + 1);
   SLUICE_ASSERT(!entries.empty());
-  if (!failure_.ok()) return;
+  if (poisoned()) return append_unwritten(entries);
   Bytes batches;
   raft::Index index = at;
   raft::Term previous_term = term_at(at - 1);
@@ -127,23 +144,48 @@ void PartitionRaftLog::append(raft::Index at, std::span<const raft::Entry> entri
     index += entry.count;
   }
   Result<storage::AppendResult> appended = log_.append_as_replica(batches);
-  if (!appended.ok()) return poison(appended.status());
+  if (!appended.ok()) {
+    poison(appended.status());
+    SLUICE_ASSERT(kept_end_ == at - 1);  // a failed append leaves the log as it was
+    return append_unwritten(entries);
+  }
   SLUICE_ASSERT(appended->base_offset == offset_of_raft_index(at));
   SLUICE_ASSERT(last_index() == index - 1);
+}
+
+void PartitionRaftLog::append_unwritten(std::span<const raft::Entry> entries) {
+  SLUICE_ASSERT(poisoned());
+  for (const raft::Entry& entry : entries) {
+    SLUICE_ASSERT(entry.count >= 1);
+    unwritten_.push_back(Unwritten{last_index() + 1, entry.count, entry.term});
+  }
+}
+
+void PartitionRaftLog::truncate_unwritten(raft::Index from) {
+  SLUICE_ASSERT(poisoned());
+  while (!unwritten_.empty() && unwritten_.back().first >= from) unwritten_.pop_back();
+  SLUICE_ASSERT(unwritten_.empty() || unwritten_.back().first + unwritten_.back().count == from);
+  kept_end_ = std::min(kept_end_, from - 1);
+  SLUICE_ASSERT(last_index() == from - 1);
 }
 
 void PartitionRaftLog::truncate_suffix(raft::Index from) {
   SLUICE_ASSERT(from >= 1);
   SLUICE_ASSERT(from <= last_index());
-  if (!failure_.ok()) return;
+  if (poisoned()) return truncate_unwritten(from);
   if (offset_of_raft_index(from) < log_.high_watermark() && cut_hook_) cut_hook_(offset_of_raft_index(from));
-  if (Status s = log_.truncate_to(offset_of_raft_index(from)); !s.ok()) return poison(s);
+  if (Status s = log_.truncate_to(offset_of_raft_index(from)); !s.ok()) {
+    poison(s);
+    return truncate_unwritten(from);
+  }
   SLUICE_ASSERT(last_index() == from - 1);
 }
 
 raft::Index PartitionRaftLog::entry_start(raft::Index index) const {
   SLUICE_ASSERT(index >= 1);
   SLUICE_ASSERT(index <= last_index());
+  if (const Unwritten* entry = unwritten_at(index); entry != nullptr) return entry->first;
+  if (reset_start_.has_value() && index <= *reset_start_) return index;
   const int64_t offset = offset_of_raft_index(index);
   if (offset < log_.log_start_offset()) {
     // Below the raft log start there are no batches to align to; above it, the first batch begins below the log
@@ -230,6 +272,7 @@ std::vector<raft::Entry> PartitionRaftLog::read(raft::Index from, size_t max_cou
 raft::Index PartitionRaftLog::last_index_with_term_at_most(raft::Index at_or_below, raft::Term term) const {
   SLUICE_ASSERT(at_or_below <= last_index());
   if (at_or_below == 0) return 0;
+  if (poisoned()) return RaftLog::last_index_with_term_at_most(at_or_below, term);  // walks the view
   const int32_t epoch = term > static_cast<raft::Term>(INT32_MAX) ? INT32_MAX : static_cast<int32_t>(term);
   const int64_t offset = log_.last_offset_with_epoch_at_most(offset_of_raft_index(at_or_below), epoch);
   if (offset < 0) return 0;
@@ -238,8 +281,10 @@ raft::Index PartitionRaftLog::last_index_with_term_at_most(raft::Index at_or_bel
 }
 
 raft::Index PartitionRaftLog::log_start() const {
+  if (reset_start_.has_value()) return *reset_start_;
   const int64_t start = log_.log_start_offset();
-  if (start == log_.log_end_offset() || !failure_.ok()) return raft_index_for_end_offset(start);
+  if (poisoned()) return std::min(raft_index_for_end_offset(start), last_index());
+  if (start == log_.log_end_offset()) return raft_index_for_end_offset(start);
   Result<int64_t> base = log_.batch_base_offset_containing(start);
   if (!base.ok()) {
     // Moved meanwhile (retention beside the driver), or a truncation beside this lookup emptied the log.
@@ -272,12 +317,24 @@ void PartitionRaftLog::reset_to(raft::Index start, raft::Term term) {
   SLUICE_ASSERT(term <= static_cast<raft::Term>(INT32_MAX));
   const auto offset = static_cast<int64_t>(start);
   SLUICE_ASSERT(offset >= log_.log_start_offset());
-  if (!failure_.ok()) return;
+  if (poisoned()) return reset_unwritten(start, term);
   const int32_t epoch = term == 0 ? storage::kUndefinedEpoch : static_cast<int32_t>(term);
-  if (Status s = log_.restart_at(offset, epoch); !s.ok()) return poison(s);
+  if (Status s = log_.restart_at(offset, epoch); !s.ok()) {
+    poison(s);
+    return reset_unwritten(start, term);
+  }
   SLUICE_ASSERT(last_index() == start);
   SLUICE_ASSERT(durable_index() == start);
   SLUICE_ASSERT(term_at(start) == term);
+}
+
+void PartitionRaftLog::reset_unwritten(raft::Index start, raft::Term term) {
+  SLUICE_ASSERT(poisoned());
+  unwritten_.clear();
+  kept_end_ = start;  // answered by the reset, not by the real log
+  reset_start_ = start;
+  reset_term_ = term;
+  SLUICE_ASSERT(last_index() == start);
 }
 
 Status PartitionRaftLog::sync() {

@@ -12,7 +12,9 @@
 //
 // Fail-stop like FileRaftLog: the first storage error poisons the log; from then on nothing is written, read()
 // returns no entries, durable_index() stops rising, and status() names the error, which the raft host checks after
-// every Ready and then takes the group offline (fsyncgate: a retry proves nothing).
+// every Ready and then takes the group offline (fsyncgate: a retry proves nothing). Until then the state machine
+// may still be inside the step that hit the error: appends, truncations and a reset after the poisoning change a
+// view kept in memory (as FileRaftLog keeps its unwritten records), so every answer keeps the RaftLog contract.
 //
 // Single-threaded: the raft host's driver fiber owns the writes. Other fibers may read the partition log (fetches)
 // while a call here is suspended on the disk.
@@ -21,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -58,7 +61,9 @@ class PartitionRaftLog final : public raft::RaftLog {
   // (DeleteRecords cuts anywhere, a batch is kept whole), or the log start offset when no batch is kept.
   raft::Index log_start() const override;
   // The log start offset (as an index: the offsets below it are the indexes up to it).
-  raft::Index low_watermark() const override { return static_cast<raft::Index>(log_.log_start_offset()); }
+  raft::Index low_watermark() const override {
+    return reset_start_.has_value() ? *reset_start_ : static_cast<raft::Index>(log_.log_start_offset());
+  }
   // Moves the log start offset up to `through` (retention's primitive; segments wholly below it go).
   void advance_start(raft::Index through) override;
   // PartitionLog::restart_at(start, term).
@@ -74,11 +79,29 @@ class PartitionRaftLog final : public raft::RaftLog {
 
  private:
   void poison(const Status& why) const;
+  bool poisoned() const { return !failure_.ok(); }
+  // Once poisoned: the entries the state machine appended since, above the indexes the real log still answers.
+  struct Unwritten {
+    raft::Index first;
+    raft::Index count;
+    raft::Term term;
+  };
+  const Unwritten* unwritten_at(raft::Index index) const;  // nullptr: the real log answers `index`
+  // append, truncate_suffix and reset_to on the view, once poisoned (also by the call that failed).
+  void append_unwritten(std::span<const raft::Entry> entries);
+  void truncate_unwritten(raft::Index from);
+  void reset_unwritten(raft::Index start, raft::Term term);
 
   Env env_;
   storage::PartitionLog& log_;
   int32_t leader_id_;
   mutable Status failure_;
+  // Set at the poisoning: indexes up to kept_end_ are the real log's, the unwritten_ ones follow them. A reset_to
+  // after the poisoning empties the view above `reset_start_`, whose term is `reset_term_`.
+  mutable raft::Index kept_end_ = 0;
+  std::vector<Unwritten> unwritten_;
+  std::optional<raft::Index> reset_start_;
+  raft::Term reset_term_ = 0;
   std::function<void(int64_t end_offset)> cut_hook_;
 };
 

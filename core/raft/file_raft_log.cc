@@ -46,6 +46,9 @@ Result<std::unique_ptr<FileRaftLog>> FileRaftLog::open(FileSystem& fs, const std
   return log;
 }
 
+// How many reads recovery makes of what fails a check before it believes the failure.
+constexpr int kRecoveryReads = 4;
+
 Status FileRaftLog::recover() {
   SLUICE_ASSERT(records_.empty());
   SLUICE_ASSERT(end_offset_ == 0);
@@ -57,6 +60,13 @@ Status FileRaftLog::recover() {
   Term previous_term = 0;
   while (end_offset_ < size) {
     Result<Record> record = scan_record(end_offset_, size, previous_term, last_index() + 1);
+    // A bad copy of a good record must not cut it and what follows (acknowledged entries): a record that fails is
+    // read again, and only one that fails every read is the torn tail.
+    for (int attempt = 2; attempt <= kRecoveryReads && !record.ok() && record.status().code() == Code::kCorruption;
+         ++attempt) {
+      record = scan_record(end_offset_, size, previous_term, last_index() + 1);
+      if (record.ok()) SLUICE_PROBE("raft_log.damaged_record_read_again");
+    }
     if (!record.ok()) {
       if (record.status().code() != Code::kCorruption) return std::move(record).take_status();
       break;  // a torn or damaged tail: everything from here is cut
@@ -97,7 +107,13 @@ Status FileRaftLog::open_header(uint64_t size) {
     return file_->append(header);
   }
   Bytes header(kRaftLogFileHeaderBytes);
-  SLUICE_ASSIGN_OR_RETURN(const size_t got, file_->pread(0, header));
+  SLUICE_ASSIGN_OR_RETURN(size_t got, file_->pread(0, header));
+  // A bad copy of the magic or the version is read again before either is believed.
+  for (int attempt = 2; attempt <= kRecoveryReads && got == header.size() &&
+                        (get_u32_le(header, 0) != kRaftLogMagic || get_u32_le(header, 4) != kRaftLogFormatVersion);
+       ++attempt) {
+    SLUICE_ASSIGN_OR_RETURN(got, file_->pread(0, header));
+  }
   if (got != header.size()) return corruption(path_ + ": short file header read");
   if (get_u32_le(header, 0) != kRaftLogMagic) {
     return corruption(path_ + ": not a raft log (bad magic; format 1 logs, which had none, are not readable)");
@@ -226,8 +242,18 @@ void FileRaftLog::truncate_suffix(Index from) {
   check_invariants();
 }
 
+// A read that does not come back as written is read again before it is believed: a device or its path can hand
+// back one bad copy of good bytes, and poisoning the log on it would take the group offline for a transient fault.
+// Lasting damage fails every attempt.
 std::vector<Entry> FileRaftLog::read(Index from, size_t max_count, uint64_t max_bytes) const {
+  constexpr int kAttempts = 4;
   Result<std::vector<Entry>> entries = read_checked(from, max_count, max_bytes);
+  for (int attempt = 2; attempt <= kAttempts && !failed() && !entries.ok() &&
+                        entries.status().code() == Code::kCorruption;
+       ++attempt) {
+    SLUICE_PROBE("raft_log.read_again_after_damage");
+    entries = read_checked(from, max_count, max_bytes);
+  }
   if (!entries.ok()) {
     fail(std::move(entries).take_status());
     return {};

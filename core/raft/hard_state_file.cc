@@ -62,11 +62,17 @@ Status HardStateFile::load() {
   SLUICE_ASSIGN_OR_RETURN(const uint64_t size, file_->size());
   if (size == 0) return Status();  // never stored: the initial hard state
   std::array<std::optional<SlotCopy>, 2> copies;
+  // A slot that fails its CRC is read again before it is believed torn: a bad copy of the newer slot would
+  // otherwise bring back the older term and vote (and a vote given twice in one term).
+  constexpr int kReads = 4;
   for (size_t slot = 0; slot < kSlotOffsets.size(); ++slot) {
-    Bytes bytes(kHardStateSlotBytes);
-    SLUICE_ASSIGN_OR_RETURN(const size_t got, file_->pread(kSlotOffsets[slot], bytes));
-    bytes.resize(got);
-    copies[slot] = decode_slot(bytes);
+    for (int read = 1; read <= kReads && !copies[slot].has_value(); ++read) {
+      Bytes bytes(kHardStateSlotBytes);
+      SLUICE_ASSIGN_OR_RETURN(const size_t got, file_->pread(kSlotOffsets[slot], bytes));
+      bytes.resize(got);
+      copies[slot] = decode_slot(bytes);
+      if (read > 1 && copies[slot].has_value()) SLUICE_PROBE("hard_state.slot_read_again");
+    }
   }
   if (!copies[0] && !copies[1]) {
     return corruption(path_ + ": no valid hard state slot in a file of " + std::to_string(size) +

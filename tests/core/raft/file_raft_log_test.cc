@@ -476,3 +476,29 @@ TEST(FileRaftLog, ALeaderWhoseLogFailsToReadSendsNothing) {
 
 }  // namespace
 }  // namespace sluice::raft::testing
+
+namespace sluice::raft::testing {
+namespace {
+
+// A device can hand back one bad copy of good bytes (the simulator's read-corruption): recovery must not cut the
+// record it misread and everything after it (acknowledged entries), and a read must not poison the log.
+TEST(FileRaftLog, ADamagedReadIsReadAgainNeitherCutNorPoisoning) {
+  for (uint64_t seed = 1; seed <= 24; ++seed) {
+    DiskWorld w(seed);
+    w.log = open_log(w.fs);
+    std::vector<Entry> entries;
+    for (int i = 0; i < 20; ++i) entries.push_back(entry(1 + i / 5, std::string(100 + i * 13, 'a' + i % 26)));
+    w.log->append(1, entries);
+    ASSERT_TRUE(w.log->sync().ok());
+    w.disk.corrupt_next_reads(1, kLogPath);
+    FileRaftLog& log = w.reopen();
+    EXPECT_EQ(log.last_index(), 20u) << "seed " << seed << ": recovery cut a record it misread";
+    EXPECT_GT(w.disk.stats().corrupted_reads, 0u);
+    w.disk.corrupt_next_reads(1, kLogPath);
+    EXPECT_EQ(log.read(1, 100, kAnyBytes), entries) << "seed " << seed;
+    EXPECT_FALSE(log.failed()) << "seed " << seed << ": " << log.status().to_string();
+  }
+}
+
+}  // namespace
+}  // namespace sluice::raft::testing

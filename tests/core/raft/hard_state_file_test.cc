@@ -142,5 +142,21 @@ TEST(HardStateFile, AFailedSyncFailsEveryLaterStore) {
   EXPECT_TRUE(back == kFirst || back == kSecond);
 }
 
+// A bad copy of the newer slot must not bring back the older term and vote: it is read again.
+TEST(HardStateFile, ADamagedReadOfTheNewerSlotIsReadAgain) {
+  for (uint64_t seed = 1; seed <= 24; ++seed) {
+    DiskWorld w(seed);
+    {
+      HardStateFile file = must_open(w.fs);
+      ASSERT_TRUE(file.store(kFirst).ok());   // slot 0
+      ASSERT_TRUE(file.store(kSecond).ok());  // slot 1
+      ASSERT_TRUE(file.store(kThird).ok());   // slot 0, the newest
+    }
+    w.disk.corrupt_next_reads(1, kHardStatePath);  // the first read: slot 0's
+    EXPECT_EQ(must_open(w.fs).loaded(), kThird) << "seed " << seed;
+    EXPECT_GT(w.disk.stats().corrupted_reads, 0u);
+  }
+}
+
 }  // namespace
 }  // namespace sluice::raft::testing

@@ -61,6 +61,9 @@ TEST(Runner, SeedsThatFoundBugsStillPass) {
       {"read_corruption.toml", 4, "a damaged base offset (outside the batch CRC) served, then a wrong position hint"},
       {"read_corruption.toml", 5, "the same, in another batch"},
       {"read_corruption.toml", 8, "a damaged header read at load took the partition offline for good"},
+      {"cluster_read_corruption.toml", 1, "a poisoned partition raft log broke raft's assertions in the same step"},
+      {"cluster_read_corruption.toml", 2, "a damaged read of the metadata raft log took the cluster offline"},
+      {"cluster_read_corruption.toml", 7, "a header walk stepped over a damaged header into the next segment"},
   };
   for (const Found& f : found) {
     RunOptions options;

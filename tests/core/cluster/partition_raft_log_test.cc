@@ -1,0 +1,73 @@
+// PartitionRaftLog once poisoned: the state machine may still be inside the step that hit the storage error, so
+// appends, truncations and a reset after it change a view in memory and every answer keeps the RaftLog contract
+// (a raft assertion that fired on a poisoned log was found by read corruption on a cluster); nothing more is
+// written, read() answers nothing, and status() names the error for the host.
+#include "core/cluster/partition_raft_log.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/world/sim_disk.h"
+#include "tests/core/storage/log_test_util.h"
+
+namespace sluice::cluster {
+namespace {
+
+using storage::log_testing::batch_of;
+using storage::log_testing::OneNode;
+
+raft::Entry entry_of(raft::Term term, int records) {
+  const Bytes batch = batch_of(records, 100);
+  return raft::Entry{term, static_cast<raft::Index>(records), std::string(batch.begin(), batch.end())};
+}
+
+TEST(PartitionRaftLog, APoisonedLogKeepsTheContractForTheRestOfTheStep) {
+  OneNode world;
+  ASSERT_TRUE(world.run([&](Env env) {
+    auto log = storage::PartitionLog::open(env, "p0", storage::log_testing::small_settings());
+    ASSERT_TRUE(log.ok()) << log.status().to_string();
+    PartitionRaftLog raft_log(env, **log, 1);
+    const std::vector<raft::Entry> first = {entry_of(1, 2), entry_of(1, 3)};
+    raft_log.append(1, first);
+    ASSERT_TRUE(raft_log.status().ok());
+    ASSERT_EQ(raft_log.last_index(), 5u);
+
+    world.disk().fail_next(DiskOp::kWrite, 1, "p0/");
+    const std::vector<raft::Entry> second = {entry_of(2, 4)};
+    raft_log.append(6, second);  // the write fails: poisoned, but the state machine sees its append
+    EXPECT_FALSE(raft_log.status().ok());
+    EXPECT_EQ((*log)->log_end_offset(), 5) << "nothing of it is in the partition log";
+    EXPECT_EQ(raft_log.last_index(), 9u);
+    EXPECT_EQ(raft_log.term_at(9), 2u);
+    EXPECT_EQ(raft_log.term_at(5), 1u);
+    EXPECT_EQ(raft_log.entry_start(8), 6u);
+    EXPECT_EQ(raft_log.entry_start(4), 3u);
+    EXPECT_TRUE(raft_log.is_entry_end(5));
+    EXPECT_LE(raft_log.durable_index(), 5u) << "the view is never durable";
+    EXPECT_TRUE(raft_log.read(1, 10, 1 << 20).empty());
+    EXPECT_EQ(raft_log.last_index_with_term_at_most(9, 1), 5u);
+
+    const std::vector<raft::Entry> third = {entry_of(3, 1)};
+    raft_log.append(10, third);
+    EXPECT_EQ(raft_log.last_index(), 10u);
+    raft_log.truncate_suffix(6);  // into the unwritten entries
+    EXPECT_EQ(raft_log.last_index(), 5u);
+    raft_log.truncate_suffix(3);  // into the real log: nothing is cut there
+    EXPECT_EQ(raft_log.last_index(), 2u);
+    EXPECT_EQ((*log)->log_end_offset(), 5);
+    raft_log.append(3, third);
+    EXPECT_EQ(raft_log.term_at(3), 3u);
+    EXPECT_EQ(raft_log.term_at(2), 1u);
+
+    raft_log.reset_to(7, 4);  // a leader's log start beyond ours
+    EXPECT_EQ(raft_log.last_index(), 7u);
+    EXPECT_EQ(raft_log.log_start(), 7u);
+    EXPECT_EQ(raft_log.durable_index(), 7u);
+    EXPECT_EQ(raft_log.term_at(7), 4u);
+    EXPECT_LE(raft_log.log_start(), raft_log.low_watermark());
+    EXPECT_FALSE(raft_log.sync().ok());
+    EXPECT_EQ((*log)->log_end_offset(), 5);
+  }));
+}
+
+}  // namespace
+}  // namespace sluice::cluster
