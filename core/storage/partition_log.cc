@@ -368,7 +368,7 @@ Status PartitionLog::replace_segments(int64_t first_base, int64_t end_offset, By
   std::unique_ptr<Segment> fresh;
   const Status swapped = swap_in(first_base, old, cleaned, fresh);
   // Any I/O error here is final: a failed sync (fsyncgate), or a swap left half done on disk. A full disk while
-  // the cleaned file was written changed nothing the log reads.
+  // the cleaned file was written changed nothing the log reads (swap_in reports a full disk after that as I/O).
   if (!swapped.ok()) return swapped.code() == Code::kNoSpace ? swapped : fail(swapped);
   const Instant due = env_.clock.now() + ms(std::min(settings_.file_delete_delay_ms, kNeverMs));
   for (const std::shared_ptr<Segment>& segment : old) {
@@ -394,8 +394,11 @@ Status PartitionLog::swap_in(int64_t first_base, const std::vector<std::shared_p
     SLUICE_TRY(env_.fs.rename(log_name + std::string(kCleanedSuffix), log_name + std::string(kSwapSuffix)));
     SLUICE_TRY(sync_failure(env_.fs.sync_dir(dir_)));  // from here on recovery finishes the swap
   }
-  for (const std::shared_ptr<Segment>& segment : old) SLUICE_TRY(segment->rename_files(kDeletedSuffix));
-  if (!cleaned.empty()) {
+  // From here the swap is half done on disk whatever fails (the rebuilt indexes need space too): a full disk is
+  // final like any other error, and recovery at the next start finishes the swap.
+  const auto finish = [&]() -> Status {
+    for (const std::shared_ptr<Segment>& segment : old) SLUICE_TRY(segment->rename_files(kDeletedSuffix));
+    if (cleaned.empty()) return sync_failure(env_.fs.sync_dir(dir_));
     SLUICE_TRY(env_.fs.rename(log_name + std::string(kSwapSuffix), log_name));
     SLUICE_ASSIGN_OR_RETURN(fresh, Segment::open(env_, dir_, first_base, segment_config()));
     SLUICE_ASSIGN_OR_RETURN(SegmentScan scan, fresh->recover());  // rebuilds both indexes
@@ -407,8 +410,16 @@ Status PartitionLog::swap_in(int64_t first_base, const std::vector<std::shared_p
     if (!scan.clean()) return Status(Code::kCorruption, log_name + ": cleaned segment: " + scan.problem);
     SLUICE_TRY(sync_failure(fresh->flush()));
     fresh->release_files();  // never the active segment
+    return sync_failure(env_.fs.sync_dir(dir_));
+  };
+  Status finished = finish();
+  if (finished.code() == Code::kNoSpace) {
+    SLUICE_PROBE("partition_log.swap_out_of_space_past_its_point");
+    return Status(Code::kIoError,
+                  finished.message() + " (after the cleaner's swap point: the log stops until a restart finishes it)",
+                  wire_code(ErrorCode::kKafkaStorageError));
   }
-  return sync_failure(env_.fs.sync_dir(dir_));
+  return finished;
 }
 
 Status PartitionLog::delete_expired_files(Instant now) {

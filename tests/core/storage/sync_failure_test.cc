@@ -212,6 +212,32 @@ TEST(SyncFailure, AFailedDirectorySyncOfACleanerSwapTakesTheLogOffline) {
   }));
 }
 
+// A full disk after the `.swap` name is durable (the cleaned segment's rebuilt indexes need space) leaves the swap
+// half done on disk: final like a failed sync, and the next start finishes the swap.
+TEST(SyncFailure, AFullDiskPastACleanerSwapPointTakesTheLogOfflineAndARestartFinishesTheSwap) {
+  OneNode world;
+  ASSERT_TRUE(world.run([&](Env env) {
+    SwapFixture f = swap_fixture(env);
+    ASSERT_NE(f.log, nullptr);
+    // Room for the cleaned copy and its directory entries, not for the index entries its recovery writes.
+    world.disk().set_capacity_bytes(world.disk().used_bytes() + f.first_segment.size());
+    const Status swapped = f.log->replace_segments(0, 3, f.first_segment);
+    EXPECT_EQ(error_of(swapped), ErrorCode::kKafkaStorageError) << swapped.to_string();
+    world.disk().set_capacity_bytes(uint64_t{4} << 30);
+    expect_offline_for_good(env, world.disk(), nullptr, *f.log, "after the cleaner's swap point", 7);
+    f.log.reset();
+    auto reopened = open_log(env, three_batch_segments(/*persisted=*/true));
+    ASSERT_NE(reopened, nullptr);
+    EXPECT_EQ(reopened->log_end_offset(), 7);
+    for (int64_t offset = 0; offset < 7; ++offset) {
+      auto read = reopened->read(offset, 1, INT64_MAX);
+      ASSERT_TRUE(read.ok()) << offset << ": " << read.status().to_string();
+      EXPECT_EQ(headers_of(read->records).at(0).base_offset, offset);
+    }
+    EXPECT_TRUE(reopened->close().ok());
+  }));
+}
+
 TEST(SyncFailure, AFailedLeaderEpochCheckpointSyncTakesTheLogOffline) {
   OneNode world;
   ASSERT_TRUE(world.run([&](Env env) {
