@@ -32,7 +32,7 @@ def test_the_module_lists_mutations_and_fault_kinds():
     assert names == [line.split()[0] for line in listed.splitlines() if line.strip()]
     assert "skip-persisted-fsync" in names and "raft-vote-without-log-check" in names
     assert "power-loss" in sluice.fault_kinds() and "clock-jump" in sluice.fault_kinds()
-    assert {"process-pause", "slow-disk", "stalled-fsync", "swizzle-clog"} <= set(sluice.fault_kinds())
+    assert {"process-pause", "slow-disk", "stalled-fsync", "swizzle-clog", "read-corruption", "timer-jitter"} <= set(sluice.fault_kinds())
 
 
 def test_the_same_scenario_and_seed_give_the_cli_trace_hash():

@@ -19,7 +19,8 @@ constexpr std::array<std::string_view, kFaultKinds> kNames = {
     "latency-spike", "disk-full", "disk-errors", "clock-jump", "corrupt-segment",
     "crash-at-disk-op", "drop-acks0-forwards",
     "clock-skew", "reconnect-reorder", "reconnect-duplicate",
-    "process-pause", "slow-disk", "stalled-fsync", "swizzle-clog", "read-corruption"};
+    "process-pause", "slow-disk", "stalled-fsync", "swizzle-clog", "read-corruption",
+    "timer-jitter"};
 
 }  // namespace
 
@@ -37,6 +38,7 @@ Duration default_fault_length(FaultKind kind) {
     case FaultKind::kDropAcks0Forwards:
     case FaultKind::kClockSkew:
     case FaultKind::kSlowDisk:
+    case FaultKind::kTimerJitter:
     case FaultKind::kStalledFsync: return 5s;
     case FaultKind::kProcessPause: return 3s;
     case FaultKind::kSwizzleClog: return 8s;
@@ -60,6 +62,7 @@ int64_t default_fault_amount(FaultKind kind) {
     case FaultKind::kClockSkew: return 100;           // parts per thousand: 10 % fast
     case FaultKind::kSlowDisk: return 200;            // ms, the tail's end
     case FaultKind::kStalledFsync: return 1000;       // ms a sync takes
+    case FaultKind::kTimerJitter: return 20;          // ms a timer may fire late
     default: return 0;
   }
 }

@@ -64,8 +64,12 @@ enum class FaultKind : uint8_t {
   // The files stay intact, so a reader that checks and reads again gets the truth: the broker must neither serve,
   // keep nor cut anything on a damaged read.
   kReadCorruption = 20,
+  // Every timer `node` sets for `length` fires up to `amount` ms late (uniform, from the node's own jitter stream):
+  // a loaded machine's scheduler, a VM's stolen time. Timeouts, ticks, backoffs and sleeps all run late, each by
+  // its own draw; the clock itself keeps its rate (that is clock-skew).
+  kTimerJitter = 21,
 };
-inline constexpr size_t kFaultKinds = 21;
+inline constexpr size_t kFaultKinds = 22;
 
 std::string_view fault_kind_name(FaultKind kind);  // "crash", "power-loss", ...
 std::optional<FaultKind> parse_fault_kind(std::string_view name);

@@ -96,6 +96,21 @@ void Injector::apply(const Fault& fault) {
       ++applied_;
       record(WorldEvent::Kind::kClockJump, node->name(), to_toml(fault), fault.amount);
       return;
+    case FaultKind::kTimerJitter: {
+      if (node->clock().timer_jitter() > Duration::zero()) {
+        ++skipped_;
+        record(WorldEvent::Kind::kFault, node->name(), "skipped (timers already jittered): " + to_toml(fault));
+        return;
+      }
+      ++applied_;
+      record(WorldEvent::Kind::kFault, node->name(), to_toml(fault), fault.amount);
+      node->clock().set_timer_jitter(std::chrono::milliseconds(std::max<int64_t>(fault.amount, 1)));
+      after(fault.length, [this, node] {
+        node->clock().set_timer_jitter(Duration::zero());
+        record(WorldEvent::Kind::kFaultEnded, node->name(), "timers on time again");
+      });
+      return;
+    }
     case FaultKind::kClockSkew: {
       // One drift at a time per node: a second one while the first runs is skipped, like a fault on a node down.
       if (node->clock().drift() != 0) {
@@ -442,6 +457,8 @@ void Injector::heal_all() {
     node->set_disk_slowness(Duration::zero(), Duration::zero());
     if (node->paused()) node->resume();  // before bring_up: a paused process is up, and goes on from where it was
     if (node->clock().drift() != 0) node->clock().set_drift(0);  // a clock jump stays; a drift ends
+    // Its undo was among the pending events cancelled above: left on, every disk wait of the node stays late.
+    if (node->clock().timer_jitter() > Duration::zero()) node->clock().set_timer_jitter(Duration::zero());
     // Also a node still up in a graceful stop (a restart whose release_down was just cancelled above): bring_up
     // boots it once the stop completes. Skipping it left the node down for good once its stop ended after the heal.
     target_.bring_up(*node);

@@ -186,6 +186,10 @@ Status check_new_fault_amount(FaultKind kind, int64_t min, int64_t max, const st
     return invalid_argument(where + ": a read-corruption's amount (how many reads come back damaged) must be at "
                                     "least 1");
   }
+  if (kind == FaultKind::kTimerJitter && (min < 1 || max > 60'000)) {
+    return invalid_argument(where + ": a timer-jitter's amount (milliseconds a timer may fire late) must be between 1 "
+                                    "and 60000");
+  }
   if (kind == FaultKind::kSwizzleClog && min < 0) {
     return invalid_argument(where + ": a swizzle-clog's amount (how many brokers; 0: half) must not be negative");
   }

@@ -7,8 +7,18 @@ namespace {
 
 constexpr __int128 kPerThousand = 1000;
 constexpr TimerId kDriftTimerBit = TimerId{1} << 63;
+// Random::fork stream of each node's timer jitter; fixed forever, or old seeds stop replaying.
+constexpr uint64_t kTimerJitterStreamBase = 4000;
 
 }  // namespace
+
+SimClock::SimClock(SimWorld& world, NodeId node)
+    : world_(world), node_(node), jitter_rng_(world.fault_rng().fork(kTimerJitterStreamBase + node)) {}
+
+void SimClock::set_timer_jitter(Duration max_late) {
+  SLUICE_ASSERT(max_late >= Duration::zero());
+  max_late_ = max_late;
+}
 
 Instant SimClock::now() const {
   if (!drifted_) return world_.now();
@@ -46,6 +56,9 @@ Instant SimClock::world_time_of(Instant local) const {
 }
 
 TimerId SimClock::add_timer(Instant at, std::function<void()> callback) {
+  if (max_late_ > Duration::zero() && at < Instant::max() - max_late_) {
+    at += Duration(static_cast<int64_t>(jitter_rng_.uniform(static_cast<uint64_t>(max_late_.count()) + 1)));
+  }
   if (!drifted_) return world_.schedule_at(at, node_, EventKind::kTimer, std::move(callback));
   // An id of its own names the timer for its whole life, however often it is armed again; the top bit keeps it apart
   // from the world event ids of timers set before the first drift.

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "core/env/clock.h"
+#include "core/env/random.h"
 #include "sim/world/sim_world.h"
 
 namespace sluice {
@@ -21,7 +22,7 @@ class SimClock final : public Clock {
   // The slowest drift: a clock at a tenth of its rate (a node starved of ticks), never stopped.
   static constexpr int64_t kMinDriftPerThousand = -900;
 
-  SimClock(SimWorld& world, NodeId node) : world_(world), node_(node) {}
+  SimClock(SimWorld& world, NodeId node);
 
   Instant now() const override;
   WallTime wall_now() const override;
@@ -36,6 +37,11 @@ class SimClock final : public Clock {
   // rate (keeping the offset it gathered). REQUIRES: parts_per_thousand >= kMinDriftPerThousand.
   void set_drift(int64_t parts_per_thousand);
   int64_t drift() const { return drift_per_thousand_; }
+
+  // From now on every timer set fires up to `max_late` after its time (uniform, from this node's own jitter stream,
+  // so a run without it draws as before): a loaded machine's scheduler. Zero ends it; timers set before keep theirs.
+  void set_timer_jitter(Duration max_late);
+  Duration timer_jitter() const { return max_late_; }
 
  private:
   // The world time at which local time reaches `local` at the current drift (rounded up, never before now).
@@ -54,6 +60,8 @@ class SimClock final : public Clock {
   // that fires before its local time (the clock slowed after it was armed) is armed again under the same id.
   std::map<TimerId, EventId> pending_;
   TimerId next_timer_ = 1;
+  Duration max_late_{0};
+  Random jitter_rng_;
 };
 
 }  // namespace sluice

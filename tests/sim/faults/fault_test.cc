@@ -228,5 +228,34 @@ TEST(Fault, ReadCorruptionParsesPrintsAndDraws) {
   }
 }
 
+TEST(Fault, TimerJitterParsesPrintsDrawsAndIsBounded) {
+  Scenario s;
+  s.name = "x";
+  s.topics.push_back({"t", 1, {}});
+  s.schedule = {Fault{1s, FaultKind::kTimerJitter, "n1", "", 5s, 20, "", ""},
+                Fault{2s, FaultKind::kTimerJitter, "n1", "", 3s, 250, "", ""}};
+  const std::string text = to_toml(s);
+  EXPECT_NE(text.find("kind = \"timer-jitter\", node = \"n1\", length = \"5s\" }"), std::string::npos) << text;
+  EXPECT_NE(text.find("length = \"3s\", amount = 250"), std::string::npos) << text;
+  Result<Scenario> back = parse_scenario(text, "printed.toml");
+  ASSERT_TRUE(back.ok()) << back.status().to_string() << "\n" << text;
+  EXPECT_EQ(back->schedule, s.schedule);
+
+  const std::string rates = "name = \"r\"\nduration = \"60s\"\n[[topics]]\nname = \"t\"\n[faults]\nrates = [ { kind = "
+                            "\"timer-jitter\", per_minute = 20, amount_min = 5, amount_max = 50 } ]\n";
+  Result<Scenario> drawn = parse_scenario(rates, "rates.toml");
+  ASSERT_TRUE(drawn.ok()) << drawn.status().to_string();
+  Random rng(4);
+  const std::vector<Fault> schedule = draw_schedule(drawn->rates, {"n1"}, 1s, 60s, rng);
+  EXPECT_GT(schedule.size(), 5u);
+  for (const Fault& f : schedule) {
+    EXPECT_EQ(f.kind, FaultKind::kTimerJitter);
+    EXPECT_TRUE(f.amount >= 5 && f.amount <= 50) << f.amount;
+  }
+  const std::string zero = "name = \"z\"\nduration = \"60s\"\n[[topics]]\nname = \"t\"\n[faults]\nrates = [ { kind = "
+                           "\"timer-jitter\", per_minute = 20, amount_min = 0, amount_max = 50 } ]\n";
+  EXPECT_FALSE(parse_scenario(zero, "zero.toml").ok()) << "a jitter of 0 ms is no fault";
+}
+
 }  // namespace
 }  // namespace sluice::sim

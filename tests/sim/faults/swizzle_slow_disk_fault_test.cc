@@ -1,5 +1,6 @@
 // The injector's swizzle-clog (links of half the brokers clogged one at a time, released in reverse order) and its
-// slow-disk and stalled-fsync faults (the node's disk slowness set for the fault's length), on bare nodes.
+// slow-disk and stalled-fsync faults (the node's disk slowness set for the fault's length) and timer-jitter, on bare
+// nodes.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -114,6 +115,32 @@ TEST(SlowDiskFault, SlowsTheNodesDiskForItsLength) {
   world.run_until(start + 5500ms);
   EXPECT_EQ(n2.disk_tail_max(), 0ms);
   EXPECT_EQ(target.broker_node("n1")->disk_tail_max(), 0ms);
+}
+
+// timer-jitter: a node's timers late for the fault's length, one fault at a time per node, and the heal ends it (a
+// jitter left on at the heal made every disk wait of the node late through the liveness phase: no convergence).
+TEST(TimerJitterFault, JittersOneNodesTimersForItsLengthAndTheHealEndsIt) {
+  IdleBrokers target(2);
+  History history;
+  Injector injector(target, history);
+  SimWorld& world = target.cluster().world();
+  SimNode& n1 = *target.broker_node("n1");
+  SimNode& n2 = *target.broker_node("n2");
+  const Instant start = world.now();
+  injector.schedule({Fault{1s, FaultKind::kTimerJitter, "n1", "", 2s, 30, "", ""},
+                     Fault{2s, FaultKind::kTimerJitter, "n1", "", 2s, 50, "", ""},
+                     Fault{5s, FaultKind::kTimerJitter, "n2", "", 60s, 40, "", ""}},
+                    start);
+  world.run_until(start + 1500ms);
+  EXPECT_EQ(n1.clock().timer_jitter(), 30ms);
+  EXPECT_EQ(n2.clock().timer_jitter(), 0ms);
+  world.run_until(start + 3500ms);
+  EXPECT_EQ(n1.clock().timer_jitter(), 0ms) << "its length ended; the second one was skipped";
+  world.run_until(start + 6s);
+  EXPECT_EQ(n2.clock().timer_jitter(), 40ms);
+  injector.heal_all();
+  EXPECT_EQ(n2.clock().timer_jitter(), 0ms) << "the heal ends it";
+  EXPECT_EQ(injector.faults_applied(), 2u);
 }
 
 }  // namespace

@@ -79,5 +79,37 @@ TEST(SimClock, CancelHoldsAcrossReArming) {
   EXPECT_FALSE(fired);
 }
 
+// The timer-jitter fault: while it holds, each timer fires late by its own draw within the bound, never early;
+// timers set before it or after it ends keep their time, and the clock keeps its rate.
+TEST(SimClock, JitteredTimersFireLateWithinTheBoundEachByItsOwnDraw) {
+  SimWorld world(3);
+  SimClock clock(world, 1);
+  Instant early{};
+  clock.add_timer(clock.now() + 100ms, [&] { early = world.now(); });
+  clock.set_timer_jitter(20ms);
+  std::vector<Duration> late;
+  for (int i = 0; i < 200; ++i) {
+    const Instant at = clock.now() + 50ms;
+    clock.add_timer(at, [&, at] { late.push_back(world.now() - at); });
+  }
+  clock.set_timer_jitter(0ms);
+  Instant after{};
+  clock.add_timer(clock.now() + 100ms, [&] { after = world.now(); });
+  world.run_for(1s);
+  EXPECT_EQ(early, Instant(100ms));
+  EXPECT_EQ(after, Instant(100ms));
+  ASSERT_EQ(late.size(), 200u);
+  Duration most{0};
+  Duration least = 1h;
+  for (const Duration d : late) {
+    EXPECT_GE(d, 0ms);
+    EXPECT_LE(d, 20ms);
+    most = std::max(most, d);
+    least = std::min(least, d);
+  }
+  EXPECT_GT(most - least, 10ms) << "each timer draws its own delay";
+  EXPECT_EQ(clock.now(), world.now()) << "the clock keeps its rate";
+}
+
 }  // namespace
 }  // namespace sluice
