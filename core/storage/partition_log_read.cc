@@ -2,6 +2,7 @@
 // takes the append lock; each holds the segments it reads (shared_ptr) across its I/O.
 #include "core/base/assert.h"
 #include "core/protocol/error_codes.h"
+#include "core/storage/agreeing_reads.h"
 #include "core/storage/partition_log.h"
 
 namespace sluice::storage {
@@ -94,18 +95,25 @@ std::vector<std::shared_ptr<Segment>> PartitionLog::snapshot() const {
   return out;
 }
 
+// The search walks batch headers without their CRCs (a skipped batch is never read whole): a bad copy of one could
+// step over the batch that holds the answer, so the answer is believed once two searches agree.
 Result<std::optional<OffsetAndTimestamp>> PartitionLog::offset_for_timestamp(int64_t timestamp) {
-  const int64_t log_start = log_start_offset_;
-  const int64_t high_watermark = high_watermark_;
-  for (const std::shared_ptr<Segment>& segment : snapshot()) {
-    if (segment->max_timestamp() < timestamp || segment->next_offset() <= log_start) continue;
-    SLUICE_ASSIGN_OR_RETURN(std::optional<TimestampOffset> found,
-                            segment->find_offset_for_timestamp(timestamp, log_start));
-    if (!found.has_value()) continue;
-    if (found->offset >= high_watermark) break;  // Kafka answers -1 / -1 for a match at or above the HW
-    return std::optional<OffsetAndTimestamp>(OffsetAndTimestamp{found->offset, found->timestamp});
-  }
-  return std::optional<OffsetAndTimestamp>();
+  const auto search = [this, timestamp]() -> Result<std::optional<OffsetAndTimestamp>> {
+    const int64_t log_start = log_start_offset_;
+    const int64_t high_watermark = high_watermark_;
+    for (const std::shared_ptr<Segment>& segment : snapshot()) {
+      if (segment->max_timestamp() < timestamp || segment->next_offset() <= log_start) continue;
+      SLUICE_ASSIGN_OR_RETURN(std::optional<TimestampOffset> found,
+                              segment->find_offset_for_timestamp(timestamp, log_start));
+      if (!found.has_value()) continue;
+      if (found->offset >= high_watermark) break;  // Kafka answers -1 / -1 for a match at or above the HW
+      return std::optional<OffsetAndTimestamp>(OffsetAndTimestamp{found->offset, found->timestamp});
+    }
+    return std::optional<OffsetAndTimestamp>();
+  };
+  return read_until_two_agree<std::optional<OffsetAndTimestamp>>(
+      4, dir_ + ": the search for timestamp " + std::to_string(timestamp), search,
+      [] { SLUICE_PROBE("partition_log.timestamp_searches_disagreed"); });
 }
 
 Result<std::optional<OffsetAndTimestamp>> PartitionLog::max_timestamp() {

@@ -293,6 +293,13 @@ Result<std::optional<TimestampOffset>> Segment::find_offset_for_timestamp(int64_
       SLUICE_ASSIGN_OR_RETURN(const std::shared_ptr<File> log, log_file());
       SLUICE_ASSIGN_OR_RETURN(size_t got, log->pread(position, batch));
       if (got != batch.size()) return corruption(log_path() + ": short read");
+      // The walk read this header without its CRC; the batch read whole must agree with it and pass its CRC.
+      Result<BatchHeader> whole = parse_batch_header(batch);
+      if (!whole.ok() || whole->base_offset != header.base_offset || whole->max_timestamp != header.max_timestamp ||
+          !batch_crc_ok(batch)) {
+        return corruption(log_path() + ": the batch at byte " + std::to_string(position) +
+                          " does not read back as its header said; it is not searched");
+      }
       SLUICE_ASSIGN_OR_RETURN(auto found, first_record_at_or_after(batch, header, target, min_offset));
       if (found.has_value()) return found;
     }

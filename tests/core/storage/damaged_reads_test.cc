@@ -114,5 +114,28 @@ TEST(DamagedReads, AFetchNeverServesABatchAtAnotherOffset) {
   EXPECT_GT(probe_hits("segment.gap_walked_again"), gap_before) << "a walk stepped over a damaged header";
 }
 
+// A search by timestamp (ListOffsets) walks headers without their CRCs: with damaged reads its answer is the right
+// one or an error, never another offset.
+TEST(DamagedReads, ASearchByTimestampNeverAnswersAnotherOffset) {
+  OneNode world(11);
+  ASSERT_TRUE(world.run([&](Env env) {
+    auto log = PartitionLog::open(env, kDir, small_settings());
+    ASSERT_TRUE(log.ok()) << log.status().to_string();
+    for (int i = 0; i < 200; ++i) ASSERT_TRUE((*log)->append(batch_of(1, 1000 + 10 * i, "t")).ok());
+    int answered = 0;
+    for (int round = 0; round < 400; ++round) {
+      const int64_t target = 1000 + 10 * (round % 200) - (round % 3);  // between records, or on one
+      world.disk().corrupt_next_reads(1, kDir + "/" + segment_file_name(0, kLogSuffix));
+      auto found = (*log)->offset_for_timestamp(target);
+      if (!found.ok()) continue;  // refused after its attempts: no wrong answer
+      ASSERT_TRUE(found->has_value()) << "round " << round;
+      EXPECT_EQ((*found)->offset, round % 200) << "round " << round;
+      ++answered;
+    }
+    EXPECT_GT(answered, 350);
+  }));
+  EXPECT_GT(world.disk().stats().corrupted_reads, 300u) << "damaged reads met";
+}
+
 }  // namespace
 }  // namespace sluice::storage
