@@ -257,5 +257,15 @@ TEST(Fault, TimerJitterParsesPrintsDrawsAndIsBounded) {
   EXPECT_FALSE(parse_scenario(zero, "zero.toml").ok()) << "a jitter of 0 ms is no fault";
 }
 
+// Recoverable worlds: the one fault that leaves lasting damage is scheduled by a scenario that expects the refusal,
+// never drawn at a rate.
+TEST(Fault, CorruptSegmentCannotBeDrawnAtARate) {
+  const std::string rates = "name = \"c\"\nduration = \"60s\"\n[[topics]]\nname = \"t\"\n[faults]\nrates = [ { kind = "
+                            "\"corrupt-segment\", per_minute = 2 } ]\n";
+  const Result<Scenario> drawn = parse_scenario(rates, "rates.toml");
+  ASSERT_FALSE(drawn.ok());
+  EXPECT_NE(drawn.status().message().find("cannot be drawn at a rate"), std::string::npos) << drawn.status().to_string();
+}
+
 }  // namespace
 }  // namespace sluice::sim
