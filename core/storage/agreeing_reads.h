@@ -1,6 +1,9 @@
-// read_until_two_agree: a device or its path can hand back one bad copy of good bytes, and what has no checksum of
-// its own (a walk over batch headers, whose base offset and epoch lie outside the batch CRC) is believed once two
-// reads in a row agree. Reads that report damage (kCorruption) are made again too; other errors end it.
+// A device or its path can hand back one bad copy of good bytes, so nothing read is believed on one bad copy:
+// - read_again_on_damage: a read that reports damage (kCorruption: a CRC, a header that does not parse) is made
+//   again; lasting damage fails every read.
+// - read_until_two_agree: what has no checksum of its own (a walk over batch headers, whose base offset and epoch
+//   lie outside the batch CRC; a file without a CRC) is believed once two reads in a row agree.
+// Other errors (I/O) end either at once.
 #pragma once
 
 #include <functional>
@@ -12,6 +15,20 @@
 #include "core/base/result.h"
 
 namespace sluice::storage {
+
+// `read()` returns a Result; it is made up to `max_reads` times in all while it answers kCorruption, and
+// `on_retry(status)` runs before each repeat with the damage reported (a probe, a log line at its call site).
+template <typename Read, typename OnRetry>
+auto read_again_on_damage(int max_reads, Read read, OnRetry on_retry) -> decltype(read()) {
+  SLUICE_ASSERT(max_reads >= 1);
+  auto answer = read();
+  for (int attempt = 2; attempt <= max_reads && !answer.ok() && answer.status().code() == Code::kCorruption;
+       ++attempt) {
+    on_retry(answer.status());
+    answer = read();
+  }
+  return answer;
+}
 
 // `read()` returns Result<T>; `on_disagreement()` runs each time two answers differ (a probe at its call site).
 // kCorruption naming `what` when no two of `max_reads` agree, or the last damage reported.

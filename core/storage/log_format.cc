@@ -3,6 +3,7 @@
 #include "core/base/assert.h"
 #include "core/base/crc32c.h"
 #include "core/protocol/error_codes.h"
+#include "core/storage/agreeing_reads.h"
 
 namespace sluice::storage {
 
@@ -126,13 +127,10 @@ Result<Bytes> read_whole_file_once(File& file) {
 // read agrees with it. The files are small, and they are read once per load.
 Result<Bytes> read_whole_file(File& file) {
   constexpr int kReads = 8;
-  SLUICE_ASSIGN_OR_RETURN(Bytes previous, read_whole_file_once(file));
-  for (int read = 2; read <= kReads; ++read) {
-    SLUICE_ASSIGN_OR_RETURN(Bytes next, read_whole_file_once(file));
-    if (next == previous) return next;
-    SLUICE_PROBE("log_format.whole_file_reads_disagreed");
-    previous = std::move(next);
-  }
+  Result<Bytes> bytes = read_until_two_agree<Bytes>(
+      kReads, "a file", [&file] { return read_whole_file_once(file); },
+      [] { SLUICE_PROBE("log_format.whole_file_reads_disagreed"); });
+  if (bytes.ok() || bytes.status().code() != Code::kCorruption) return bytes;
   return Status(Code::kIoError, "no two of " + std::to_string(kReads) + " reads of a file agreed",
                 wire_code(ErrorCode::kKafkaStorageError));
 }

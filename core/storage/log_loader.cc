@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/base/assert.h"
+#include "core/storage/agreeing_reads.h"
 #include "core/protocol/error_codes.h"
 
 namespace sluice::storage {
@@ -415,12 +416,13 @@ Result<std::optional<PartitionState>> read_partition_state(FileSystem& fs, const
   SLUICE_TRY(file.status());
   // A copy that fails its CRC is read again (read_whole_file already wants two reads to agree, but two bad copies
   // of a file this small can: a zeroed sector is the whole file).
-  constexpr int kAttempts = 3;
-  Result<PartitionState> state = corruption("unread");
-  for (int attempt = 1; attempt <= kAttempts && !state.ok(); ++attempt) {
-    SLUICE_ASSIGN_OR_RETURN(Bytes bytes, read_whole_file(**file));
-    state = decode_partition_state(bytes);
-  }
+  Result<PartitionState> state = read_again_on_damage(
+      3,
+      [&]() -> Result<PartitionState> {
+        SLUICE_ASSIGN_OR_RETURN(Bytes bytes, read_whole_file(**file));
+        return decode_partition_state(bytes);
+      },
+      [](const Status&) {});
   SLUICE_TRY((*file)->close());
   if (!state.ok()) {
     SLUICE_PROBE("log_loader.partition_state_damaged");

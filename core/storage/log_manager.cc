@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "core/base/assert.h"
+#include "core/storage/agreeing_reads.h"
 #include "core/protocol/error_codes.h"
 #include "core/storage/log_config.h"
 #include "core/storage/log_directories.h"
@@ -118,14 +119,14 @@ void LogManager::load_partition(const std::string& name) {
     // Damage seen once may be a bad copy of good bytes (a header walk that rebuilds the leader epochs or the
     // producer state reads each header once): the load is tried again, as a restart would, before it is believed.
     // A damaged scan settles the same way each time, so a refusal costs only the repeats.
-    constexpr int kLoads = 3;
-    Result<std::unique_ptr<PartitionLog>> opened = PartitionLog::open(env_, dir, settings_for(*tp, known.config));
-    for (int load = 2; load <= kLoads && !opened.ok() && opened.status().code() == Code::kCorruption; ++load) {
-      SLUICE_PROBE("log_manager.damaged_load_tried_again");
-      env_.log.warn("{}: loading {} again: {}", data_dir_, tp->to_string(), opened.status().message());
-      opened = PartitionLog::open(env_, dir, settings_for(*tp, known.config));
-    }
-    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<PartitionLog> log, std::move(opened));
+    SLUICE_ASSIGN_OR_RETURN(
+        std::unique_ptr<PartitionLog> log,
+        read_again_on_damage(
+            3, [&] { return PartitionLog::open(env_, dir, settings_for(*tp, known.config)); },
+            [&](const Status& damage) {
+              SLUICE_PROBE("log_manager.damaged_load_tried_again");
+              env_.log.warn("{}: loading {} again: {}", data_dir_, tp->to_string(), damage.message());
+            }));
     report_recovery(*tp, *log);
     entries_.emplace(*tp, Entry{known.config, std::move(log), known.topic_id});
     return Status();

@@ -138,12 +138,9 @@ Result<std::optional<BatchHeader>> PartitionLog::first_batch_ending_at_or_after(
     const std::shared_ptr<Segment> segment = it->second;  // alive across the reads
     const uint64_t generation = segment->cut_generation();
     const bool cutting = segment->cutting();
-    Result<std::optional<BatchHeader>> found = segment->batch_header_at_or_after(offset);
-    // Damage a lookup reports is read again before it is believed (as PartitionLog::read does).
-    for (int attempt = 2; attempt <= 4 && !found.ok() && found.status().code() == Code::kCorruption; ++attempt) {
-      SLUICE_PROBE("partition_log.batch_lookup_read_again_after_damage");
-      found = segment->batch_header_at_or_after(offset);
-    }
+    Result<std::optional<BatchHeader>> found = read_again_on_damage(
+        4, [&] { return segment->batch_header_at_or_after(offset); },
+        [](const Status&) { SLUICE_PROBE("partition_log.batch_lookup_read_again_after_damage"); });
     if (cut != nullptr && (cutting || segment->cut_generation() != generation)) {
       *cut = true;
       return std::optional<BatchHeader>();
