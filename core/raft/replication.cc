@@ -264,8 +264,10 @@ void Raft::handle_heartbeat_response(const Message& m) {
     if (role_ != Role::kLeader) return;
   }
   note_answer(progress);
+  bool anchor = false;
   if (progress.state == ProgressState::kProbe) {
     progress.probe_sent = false;  // the last probe may have been lost: probe again
+    anchor = m.hint_index < progress.match;
   } else if (!progress.inflight.empty() && !progress.acked_since_heartbeat) {
     // Appends in flight and not one answered for a whole heartbeat round: some were lost. Probe from the match.
     SLUICE_PROBE("raft.appends_presumed_lost");
@@ -273,8 +275,18 @@ void Raft::handle_heartbeat_response(const Message& m) {
     progress.probe_sent = false;
     progress.inflight.clear();
     progress.next = progress.match + 1;
+  } else if (progress.inflight.empty() && m.hint_index < progress.match) {
+    // The follower no longer knows how far its log matches ours (it campaigned meanwhile, and a pre-vote keeps the
+    // term), so it caps our commit index at that and stays behind. Only an append teaches it again, and an idle
+    // leader sends none: probe at the match, an empty append it accepts. (With appends in flight, the first one
+    // accepted teaches it.)
+    SLUICE_PROBE("raft.follower_forgot_its_match");
+    progress.state = ProgressState::kProbe;
+    progress.probe_sent = false;
+    progress.next = progress.match + 1;
+    anchor = true;
   }
-  if (progress.match < log_.last_index()) send_append(m.from);
+  if (progress.match < log_.last_index() || anchor) send_append(m.from);
 }
 
 // What the leader may count for itself: its appended log, or only its durable part under `persisted`.

@@ -109,20 +109,23 @@ void answer_produce(Stream& stream, const Request& request, int16_t error, int64
   answer(stream, request, response);
 }
 
-// A script that holds the first three produces until all have come, then answers them (error, offset) in order,
-// and answers every later one at once, at its sequence as offset; `sequences` records each produce's base sequence.
-std::function<void(Stream&, const Produced&)> hold_three_then(std::vector<int32_t>& sequences,
-                                                              std::vector<std::pair<int16_t, int64_t>> answers) {
+// A script that holds the first produces, as many as `answers`, until all have come, then answers them (error,
+// offset) in order, and answers every later one at once, at its sequence as offset; `sequences` records each
+// produce's base sequence.
+std::function<void(Stream&, const Produced&)> hold_window_then(std::vector<int32_t>& sequences,
+                                                               std::vector<std::pair<int16_t, int64_t>> answers) {
   auto held = std::make_shared<std::vector<Produced>>();
   return [&sequences, held, answers](Stream& stream, const Produced& p) {
     sequences.push_back(p.batch.base_sequence);
-    if (sequences.size() > 3) {
+    if (sequences.size() > answers.size()) {
       answer_produce(stream, p.request, 0, p.batch.base_sequence);
       return;
     }
     held->push_back(p);
-    if (held->size() < 3) return;
-    for (size_t i = 0; i < 3; ++i) answer_produce(stream, (*held)[i].request, answers[i].first, answers[i].second);
+    if (held->size() < answers.size()) return;
+    for (size_t i = 0; i < answers.size(); ++i) {
+      answer_produce(stream, (*held)[i].request, answers[i].first, answers[i].second);
+    }
   };
 }
 
@@ -165,7 +168,7 @@ TEST(ClientProducerSequence, OutOfOrderBehindAFailedBatchIsSentAgainWithTheSameS
   ProduceScript script;
   std::vector<int32_t> sequences;
   // NOT_LEADER_OR_FOLLOWER: retriable, not appended; so the next ones cannot follow (OUT_OF_ORDER_SEQUENCE_NUMBER).
-  script.on_produce = hold_three_then(sequences, {{6, -1}, {45, -1}, {45, -1}});
+  script.on_produce = hold_window_then(sequences, {{6, -1}, {45, -1}, {45, -1}});
   ScriptedBroker broker;
   ASSERT_TRUE(broker.run([&](Env, Stream& stream, int) { script.serve(stream); },
                          [&](Env, Client& client) {
@@ -196,7 +199,7 @@ TEST(ClientProducerSequence, ARetryWhoseLaterBatchesSucceededIsFollowedByTheNext
   std::vector<int32_t> sequences;
   // "a" appended, then leadership moved during its acks=all wait; "b" and "c" acknowledged. Later: the retry of
   // "a" (a duplicate: its original offset), then "d".
-  script.on_produce = hold_three_then(sequences, {{6, -1}, {0, 1}, {0, 2}});
+  script.on_produce = hold_window_then(sequences, {{6, -1}, {0, 1}, {0, 2}});
   ScriptedBroker broker;
   ASSERT_TRUE(broker.run([&](Env, Stream& stream, int) { script.serve(stream); },
                          [&](Env env, Client& client) {
@@ -217,6 +220,29 @@ TEST(ClientProducerSequence, ARetryWhoseLaterBatchesSucceededIsFollowedByTheNext
                            EXPECT_EQ(results[3].base_sequence, 3);
                          }));
   EXPECT_EQ(sequences, (std::vector<int32_t>{0, 1, 2, 0, 3}));
+}
+
+// Found by cluster_crashes_partitions seed 1829 (BUGGIFY): of a window of four, the answers for the first and third
+// were lost after their appends, and the second and fourth were acknowledged. Both retries are duplicates and go
+// again together; the second does not follow the first, and the producer asserted it must.
+TEST(ClientProducerSequence, TwoRetriesWhoseLaterBatchesSucceededGoAgainTogether) {
+  ProduceScript script;
+  std::vector<int32_t> sequences;
+  script.on_produce = hold_window_then(sequences, {{6, -1}, {0, 1}, {6, -1}, {0, 3}});
+  ScriptedBroker broker;
+  ASSERT_TRUE(broker.run([&](Env, Stream& stream, int) { script.serve(stream); },
+                         [&](Env, Client& client) {
+                           Producer producer(client, idempotent());
+                           std::vector<ProduceResult> results;
+                           for (const char* value : {"a", "b", "c", "d"}) {
+                             producer.send(kPartition, {record_of(value)},
+                                           [&](const ProduceResult& r) { results.push_back(r); });
+                           }
+                           producer.flush();
+                           ASSERT_EQ(results.size(), 4u);
+                           for (const ProduceResult& r : results) EXPECT_EQ(r.outcome, Outcome::kOk) << r.error;
+                         }));
+  EXPECT_EQ(sequences, (std::vector<int32_t>{0, 1, 2, 3, 0, 2}));
 }
 
 // The window's answers can arrive while the sender is suspended on its way to writing the next batch (here, in the

@@ -190,16 +190,45 @@ TEST(RaftReplication, AppendsArePipelinedWithinTheWindow) {
   EXPECT_EQ(c.node(2).log.entries(), c.node(1).log.entries());
 }
 
-TEST(RaftReplication, HeartbeatsCarryTheCommitIndex) {
-  RaftTestCluster c(config_of(3));
+// Node 1 leads and has committed "a" (index 2); the followers hold it, not yet knowing it committed.
+void commit_a_past_the_followers(RaftTestCluster& c) {
   ASSERT_TRUE(c.elect(1));
   c.propose(1, "a");
   c.deliver_all();
   EXPECT_EQ(c.raft(1).commit_index(), 2u);
   EXPECT_EQ(c.raft(2).commit_index(), 1u) << "the append that brought a carried the old commit index";
+  EXPECT_EQ(c.raft(3).commit_index(), 1u);
+}
+
+TEST(RaftReplication, HeartbeatsCarryTheCommitIndex) {
+  RaftTestCluster c(config_of(3));
+  commit_a_past_the_followers(c);
   c.tick(1);
   c.deliver_all();
   EXPECT_EQ(c.raft(2).commit_index(), 2u);
+  EXPECT_EQ(c.raft(3).commit_index(), 2u);
+}
+
+// Found by cluster_five_nodes seed 934: a follower cut off long enough to campaign (a pre-vote, so its term stays)
+// forgets how far its log matches the leader's, while the leader, idle, still counts it as caught up and sends no
+// append. Its heartbeats' commit is then capped by that forgotten match: the follower's commit index, and every
+// metadata record it applies, stalled for good (its Metadata answers named a leader that was gone).
+TEST(RaftReplication, AFollowerBackFromACampaignLearnsTheCommitIndexFromAnIdleLeader) {
+  RaftTestCluster c(config_of(3));
+  commit_a_past_the_followers(c);
+  c.isolate(3);
+  for (int i = 0; i < 20 && c.raft(3).role() == Role::kFollower; ++i) {
+    c.tick(3);
+    c.deliver_all();
+  }
+  ASSERT_EQ(c.raft(3).role(), Role::kPreCandidate);
+  ASSERT_EQ(c.raft(3).term(), c.raft(1).term()) << "a pre-vote leaves the term alone";
+  c.heal();
+  for (int i = 0; i < 4; ++i) {
+    c.tick(1);
+    c.deliver_all();
+  }
+  EXPECT_EQ(c.raft(3).role(), Role::kFollower);
   EXPECT_EQ(c.raft(3).commit_index(), 2u);
 }
 

@@ -56,6 +56,7 @@ TEST(Runner, SeedsThatFoundBugsStillPass) {
     std::string scenario;
     uint64_t seed;
     std::string bug;
+    bool buggify = false;
   };
   const std::vector<Found> found = {
       {"read_corruption.toml", 4, "a damaged base offset (outside the batch CRC) served, then a wrong position hint"},
@@ -64,11 +65,15 @@ TEST(Runner, SeedsThatFoundBugsStillPass) {
       {"cluster_read_corruption.toml", 1, "a poisoned partition raft log broke raft's assertions in the same step"},
       {"cluster_read_corruption.toml", 2, "a damaged read of the metadata raft log took the cluster offline"},
       {"cluster_read_corruption.toml", 7, "a header walk stepped over a damaged header into the next segment"},
+      {"cluster_five_nodes.toml", 934, "a follower back from a pre-vote campaign never learnt an idle leader's commit"},
+      {"cluster_crashes_partitions.toml", 1829, "two retries of one window, duplicates both, tripped the producer", true},
   };
   for (const Found& f : found) {
     RunOptions options;
     options.seed = f.seed;
-    const RunResult r = run_scenario(load(f.scenario), options);
+    Scenario scenario = load(f.scenario);
+    scenario.buggify = scenario.buggify || f.buggify;
+    const RunResult r = run_scenario(scenario, options);
     EXPECT_TRUE(r.passed()) << f.scenario << " seed " << f.seed << " (" << f.bug << "):\n" << violations(r);
   }
 }
