@@ -109,11 +109,17 @@ PrefixMaxTimestamps prefix_max_timestamps(const Analysis& a, const TopicFacts& f
 
 // In a cluster a partition without a leader keeps its high watermark where it was, and replicas evict only what
 // they know is committed: a produce to the partition that did not succeed within [from, to] says it may have had no
-// leader then, and its next leader evicts at its next retention pass.
+// leader then, and its next leader evicts at its next retention pass. That is one that failed in the window, or one
+// still waiting for its answer through all of it (acknowledged later: cluster_retention_offline_replica seed 3428,
+// where a follower had evicted all it knew committed and the offset after it was readable from the new leader).
 bool maybe_leaderless(const Analysis& a, const Operation& fetch, Instant from, Instant to) {
   for (const Operation& op : a.ctx().history.ops()) {
     if (op.invoked_at > to) break;
-    if (op.kind != OpKind::kProduce || op.outcome == Outcome::kOk || op.tp != fetch.tp) continue;
+    if (op.kind != OpKind::kProduce || op.tp != fetch.tp) continue;
+    if (op.outcome == Outcome::kOk) {
+      if (op.invoked_at <= from && op.completed && op.completed_at >= to) return true;
+      continue;
+    }
     if (!op.completed || op.completed_at >= from) return true;
   }
   return false;

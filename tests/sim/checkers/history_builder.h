@@ -19,7 +19,7 @@ class HistoryBuilder {
   // One produce of one record; acknowledged at `offset` when offset >= 0, else with `outcome`.
   uint64_t produce(const std::string& topic, int32_t partition, int64_t offset, uint64_t digest, Duration when,
                    std::optional<std::string> key = std::nullopt, int16_t acks = -1, bool idempotent = true,
-                   Outcome outcome = Outcome::kOk, int64_t timestamp_ms = -1) {
+                   Outcome outcome = Outcome::kOk, int64_t timestamp_ms = -1, Duration took = 1ms) {
     Operation op;
     op.process = "producer";
     op.kind = OpKind::kProduce;
@@ -36,7 +36,7 @@ class HistoryBuilder {
     op.records.push_back(r);
     op.outcome = outcome;
     const uint64_t id = history.invoke(std::move(op), at(when));
-    history.complete(id, at(when + 1ms));
+    history.complete(id, at(when + took));
     return id;
   }
 
