@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/base/assert.h"
+#include "core/storage/index_search.h"
 #include "core/storage/log_format.h"
 
 namespace sluice::storage {
@@ -48,6 +49,7 @@ Status OffsetIndex::load() {
 }
 
 OffsetPosition OffsetIndex::lookup(int64_t target) const {
+  SLUICE_ASSERT(entries_loaded());
   const int64_t relative = target - base_offset_;
   if (entries_.empty() || relative < entries_.front().relative_offset) return {base_offset_, 0};
   // First entry with relative_offset > target, then one back.
@@ -59,18 +61,61 @@ OffsetPosition OffsetIndex::lookup(int64_t target) const {
   return {base_offset_ + it->relative_offset, it->position};
 }
 
+Result<OffsetPosition> OffsetIndex::lookup_in_file(File& file, int64_t target) const {
+  SLUICE_ASSERT(released_.has_value());
+  const int64_t relative = target - base_offset_;
+  SLUICE_ASSIGN_OR_RETURN(
+      std::optional<Entry> found,
+      search_index_file<Entry>(
+          file, path(), released_->count, kOffsetIndexEntryBytes, released_->first, released_->last,
+          [](const uint8_t* bytes) {
+            return Entry{static_cast<int32_t>(get_be(bytes, 4)), static_cast<uint32_t>(get_be(bytes + 4, 4))};
+          },
+          [relative](const Entry& e) { return e.relative_offset <= relative; },
+          [](const Entry& a, const Entry& b) {
+            return a.relative_offset < b.relative_offset && a.position < b.position;
+          }));
+  if (!found.has_value()) return OffsetPosition{base_offset_, 0};
+  SLUICE_ASSERT(found->relative_offset <= relative);
+  return OffsetPosition{base_offset_ + found->relative_offset, found->position};
+}
+
+void OffsetIndex::release_entries() {
+  SLUICE_ASSERT(intact_);
+  if (!released_.has_value()) released_ = release_index_entries(entries_);
+}
+
+Status OffsetIndex::reload_entries() {
+  if (!released_.has_value()) return Status();
+  SLUICE_TRY(load());
+  const Status same = check_index_reloaded(entries_, intact_, *released_, path());
+  if (!same.ok()) {
+    entries_.clear();
+    intact_ = true;
+    return same;
+  }
+  released_.reset();
+  return Status();
+}
+
 OffsetPosition OffsetIndex::last() const {
+  if (released_.has_value()) {
+    if (released_->count == 0) return {base_offset_, 0};
+    return {base_offset_ + released_->last.relative_offset, released_->last.position};
+  }
   if (entries_.empty()) return {base_offset_, 0};
   return {base_offset_ + entries_.back().relative_offset, entries_.back().position};
 }
 
 bool OffsetIndex::consistent_with(uint64_t log_bytes, int64_t next_offset) const {
   if (!intact_) return false;
-  if (entries_.empty()) return true;
-  return entries_.back().position < log_bytes && base_offset_ + entries_.back().relative_offset < next_offset;
+  if (entry_count() == 0) return true;
+  const OffsetPosition end = last();
+  return end.position < log_bytes && end.offset < next_offset;
 }
 
 Status OffsetIndex::append(int64_t offset, uint64_t position) {
+  SLUICE_ASSERT(entries_loaded());
   const int64_t relative = offset - base_offset_;
   SLUICE_ASSERT(relative >= 0);
   SLUICE_ASSERT(relative <= kMaxRelativeOffset);
@@ -90,12 +135,14 @@ Status OffsetIndex::append(int64_t offset, uint64_t position) {
 }
 
 Status OffsetIndex::truncate_to(int64_t offset) {
+  SLUICE_ASSERT(entries_loaded());
   const int64_t relative = offset - base_offset_;
   while (!entries_.empty() && entries_.back().relative_offset >= relative) entries_.pop_back();
   return truncate_file();
 }
 
 Status OffsetIndex::reset() {
+  released_.reset();
   entries_.clear();
   intact_ = true;
   return truncate_file();

@@ -119,6 +119,8 @@ struct SegmentInfo {
   std::string log_file;
   std::string index_file;
   std::string time_index_file;
+  // Index entries held in memory: none for a closed segment (they are searched in their files), all for the active.
+  size_t index_entries_in_memory = 0;
 };
 
 // How the last open() went (tests and metrics).

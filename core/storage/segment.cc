@@ -17,12 +17,21 @@ Segment::Segment(Env env, std::string dir, int64_t base_offset, const SegmentCon
       next_offset_(base_offset) {
   SLUICE_ASSERT(base_offset_ >= 0);
   SLUICE_ASSERT(config_.index_interval_bytes >= 0);
-  if (cache_ != nullptr) cache_key_ = cache_->new_key();
+  if (cache_ != nullptr) {
+    cache_key_ = cache_->new_key();
+    offset_index_key_ = cache_->new_key();
+    time_index_key_ = cache_->new_key();
+  }
   created_at_ = env_.clock.now();
 }
 
-Segment::~Segment() {
-  if (cache_ != nullptr) cache_->forget(cache_key_);
+Segment::~Segment() { forget_cached_files(); }
+
+void Segment::forget_cached_files() {
+  if (cache_ == nullptr) return;
+  cache_->forget(cache_key_);
+  cache_->forget(offset_index_key_);
+  cache_->forget(time_index_key_);
 }
 
 void Segment::release_files() {
@@ -32,20 +41,27 @@ void Segment::release_files() {
   log_.reset();
   offset_index_->release_file();
   time_index_->release_file();
+  // A sealed segment's indexes were loaded whole or rebuilt by its recovery; either way intact.
+  SLUICE_ASSERT(offset_index_->intact() && time_index_->intact());
+  offset_index_->release_entries();
+  time_index_->release_entries();
   SLUICE_ASSERT(!files_open());
 }
 
 Status Segment::ensure_open() {
-  if (files_open()) return Status();
+  if (files_open() && offset_index_->entries_loaded() && time_index_->entries_loaded()) return Status();
   SLUICE_PROBE("segment.files_reopened");
   if (log_ == nullptr) {
     SLUICE_ASSIGN_OR_RETURN(log_, env_.fs.open(log_path(), OpenMode::kReadWrite));
   }
   SLUICE_TRY(offset_index_->reopen_file());
   SLUICE_TRY(time_index_->reopen_file());
+  SLUICE_TRY(offset_index_->reload_entries());
+  SLUICE_TRY(time_index_->reload_entries());
   SLUICE_ASSERT(cache_ != nullptr);
-  cache_->forget(cache_key_);  // its own handle from now on: the cache's would be a second descriptor
+  forget_cached_files();  // its own handles from now on: the cache's would be second descriptors
   SLUICE_ASSERT(files_open());
+  SLUICE_ASSERT(offset_index_->entries_loaded() && time_index_->entries_loaded());
   return Status();
 }
 
@@ -421,7 +437,7 @@ Status Segment::rename_files(std::string_view suffix) {
 }
 
 Status Segment::close() {
-  if (cache_ != nullptr) cache_->forget(cache_key_);
+  forget_cached_files();
   SLUICE_TRY(offset_index_->close());
   SLUICE_TRY(time_index_->close());
   return log_ != nullptr ? log_->close() : Status();

@@ -3,9 +3,10 @@
 // sparse offset index and a walk over batch headers (read in windows, not one pread each), or through the hint a
 // previous read left where it ended (PositionHints). segment_read.cc holds the read side.
 //
-// Descriptors: a segment made with a SegmentConfig::file_cache can close its files (release_files, once it is
-// sealed and no longer active): its reads then take the .log's handle from that cache (bounded, LRU, per node), a
+// Descriptors and memory: a segment made with a SegmentConfig::file_cache can close its files (release_files, once
+// it is sealed and no longer active): its reads then take the handles from that cache (bounded, LRU, per node), a
 // sync of it opens what it needs, and any change opens all three again first (ensure_open), by their current names.
+// Its indexes drop their entries from memory too, and are searched in their files until ensure_open loads them back.
 //
 // Ownership and fibers: a PartitionLog owns its segments through shared_ptr, so that a reader that suspended
 // inside a pread keeps a segment alive while it is dropped from the map. Mutating calls (append, truncate_to,
@@ -106,11 +107,12 @@ class Segment {
   // Renames the three files to `<name><suffix>` (suffix ".deleted"); the handles stay usable.
   Status rename_files(std::string_view suffix);
   Status close();
-  // Closes the three descriptors of a sealed segment that is no longer the active one (see the top); the calls in
-  // flight on them finish first. Nothing happens without a file cache. REQUIRES: no cut running.
+  // Closes the three descriptors of a sealed segment that is no longer the active one (see the top), and releases
+  // its indexes' entries; the calls in flight on them finish first. Nothing happens without a file cache.
+  // REQUIRES: no cut running.
   void release_files();
-  // Opens whatever release_files closed, at the files' current names. Every change calls it; the log calls it for
-  // the segment that becomes the active one.
+  // Opens whatever release_files closed, at the files' current names, and loads the index entries back. Every
+  // change calls it; the log calls it for the segment that becomes the active one.
   Status ensure_open();
   bool files_open() const { return log_ != nullptr && offset_index_->file_open() && time_index_->file_open(); }
 
@@ -167,6 +169,7 @@ class Segment {
   Status open_files(OpenMode mode);
   // The .log's handle for one read or sync: the segment's own while open, else the file cache's (pinned while held).
   Result<std::shared_ptr<File>> log_file() const;
+  void forget_cached_files();
   // The bytes of the .log that a header walk has read ahead: [start, start + bytes.size()).
   struct HeaderWindow {
     uint64_t start = 0;
@@ -191,6 +194,9 @@ class Segment {
   };
   // find_position's walk from the sparse index entry, without hints.
   Result<std::optional<PlacedHeader>> walk_to(int64_t target) const;
+  // The sparse indexes' answers, from memory or, released, from their files (read again on damage).
+  Result<uint64_t> indexed_position(int64_t target) const;
+  Result<TimestampOffset> indexed_below(int64_t timestamp) const;
   // Marks a cut for readers (cut_generation) for its scope; nests.
   class CutScope {
    public:
@@ -235,7 +241,9 @@ class Segment {
   SegmentConfig config_;
   std::string suffix_;  // appended to every file name after rename_files
   std::shared_ptr<SegmentFileCache> cache_;  // null: the files stay open for life
-  uint64_t cache_key_ = 0;
+  uint64_t cache_key_ = 0;  // the .log's
+  uint64_t offset_index_key_ = 0;
+  uint64_t time_index_key_ = 0;
   std::shared_ptr<File> log_;  // null while released; shared: a sync in flight keeps it open across a release
   std::unique_ptr<OffsetIndex> offset_index_;
   std::unique_ptr<TimeIndex> time_index_;

@@ -4,6 +4,7 @@
 
 #include "core/base/assert.h"
 #include "core/protocol/error_codes.h"
+#include "core/storage/agreeing_reads.h"
 #include "core/storage/compression.h"
 #include "core/storage/record_reader.h"
 #include "core/storage/segment.h"
@@ -72,7 +73,7 @@ Result<std::optional<uint64_t>> Segment::find_position(int64_t target) const {
   if (const std::optional<uint64_t> hinted = position_hints_.find(target); hinted.has_value()) {
     // target < next_offset_, so a batch holding target or later was appended behind the hinted boundary.
     SLUICE_ASSERT(*hinted < size_);
-    SLUICE_ASSERT(*hinted >= offset_index_->lookup(target).position);
+    SLUICE_ASSERT(!offset_index_->entries_loaded() || *hinted >= offset_index_->lookup(target).position);
     return hinted;
   }
   SLUICE_ASSIGN_OR_RETURN(std::optional<PlacedHeader> found, walk_to(target));
@@ -98,9 +99,35 @@ Result<std::optional<uint64_t>> Segment::find_position(int64_t target) const {
   return std::optional<uint64_t>(found->position);
 }
 
+Result<uint64_t> Segment::indexed_position(int64_t target) const {
+  if (offset_index_->entries_loaded()) return offset_index_->lookup(target).position;
+  SLUICE_ASSIGN_OR_RETURN(const std::shared_ptr<File> file, cache_->acquire(offset_index_key_, index_path()));
+  Result<OffsetPosition> found = read_again_on_damage(
+      2, [&] { return offset_index_->lookup_in_file(*file, target); },
+      [](const Status&) { SLUICE_PROBE("segment.index_search_read_again"); });
+  if (found.ok()) return found->position;
+  if (found.status().code() != Code::kCorruption) return found.status();
+  // The index only spares a walk: without it, the walk starts at the segment's first batch.
+  SLUICE_PROBE("segment.index_search_fell_back");
+  env_.log.debug("{}: {}; walking from the segment's start", log_path(), found.status().to_string());
+  return uint64_t{0};
+}
+
+Result<TimestampOffset> Segment::indexed_below(int64_t timestamp) const {
+  if (time_index_->entries_loaded()) return time_index_->lookup_below(timestamp);
+  SLUICE_ASSIGN_OR_RETURN(const std::shared_ptr<File> file, cache_->acquire(time_index_key_, time_index_path()));
+  Result<TimestampOffset> found = read_again_on_damage(
+      2, [&] { return time_index_->lookup_below_in_file(*file, timestamp); },
+      [](const Status&) { SLUICE_PROBE("segment.index_search_read_again"); });
+  if (found.ok() || found.status().code() != Code::kCorruption) return found;
+  SLUICE_PROBE("segment.index_search_fell_back");
+  env_.log.debug("{}: {}; searching from the segment's start", log_path(), found.status().to_string());
+  return TimestampOffset{-1, base_offset_};
+}
+
 Result<std::optional<Segment::PlacedHeader>> Segment::walk_to(int64_t target) const {
   HeaderWindow window;
-  uint64_t position = offset_index_->lookup(target).position;
+  SLUICE_ASSIGN_OR_RETURN(uint64_t position, indexed_position(target));
   while (position < size_) {
     SLUICE_ASSIGN_OR_RETURN(BatchHeader header, header_in(window, position));
     if (header.last_offset() >= target) return std::optional<PlacedHeader>(PlacedHeader{position, header});
@@ -281,7 +308,7 @@ Status Segment::verify_read(ByteView bytes, uint64_t position) const {
 Result<std::optional<TimestampOffset>> Segment::find_offset_for_timestamp(int64_t target, int64_t min_offset) const {
   if (max_timestamp_ < target || next_offset_ <= min_offset) return std::optional<TimestampOffset>();
   // Every record up to the entry's offset is older than target, so the search starts after it.
-  const TimestampOffset below = time_index_->lookup_below(target);
+  SLUICE_ASSIGN_OR_RETURN(const TimestampOffset below, indexed_below(target));
   const int64_t from = std::max(below.offset, min_offset);
   SLUICE_ASSIGN_OR_RETURN(std::optional<uint64_t> start, find_position(from));
   if (!start.has_value()) return std::optional<TimestampOffset>();

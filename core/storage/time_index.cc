@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/base/assert.h"
+#include "core/storage/index_search.h"
 #include "core/storage/log_format.h"
 
 namespace sluice::storage {
@@ -47,6 +48,7 @@ Status TimeIndex::load() {
 }
 
 TimestampOffset TimeIndex::lookup_below(int64_t target) const {
+  SLUICE_ASSERT(entries_loaded());
   auto it = std::lower_bound(entries_.begin(), entries_.end(), target,
                              [](const Entry& e, int64_t value) { return e.timestamp < value; });
   if (it == entries_.begin()) return {-1, base_offset_};
@@ -55,17 +57,58 @@ TimestampOffset TimeIndex::lookup_below(int64_t target) const {
   return {it->timestamp, base_offset_ + it->relative_offset};
 }
 
+Result<TimestampOffset> TimeIndex::lookup_below_in_file(File& file, int64_t target) const {
+  SLUICE_ASSERT(released_.has_value());
+  SLUICE_ASSIGN_OR_RETURN(
+      std::optional<Entry> found,
+      search_index_file<Entry>(
+          file, path(), released_->count, kTimeIndexEntryBytes, released_->first, released_->last,
+          [](const uint8_t* bytes) {
+            return Entry{static_cast<int64_t>(get_be(bytes, 8)), static_cast<int32_t>(get_be(bytes + 8, 4))};
+          },
+          [target](const Entry& e) { return e.timestamp < target; },
+          [](const Entry& a, const Entry& b) {
+            return a.timestamp < b.timestamp && a.relative_offset <= b.relative_offset;
+          }));
+  if (!found.has_value()) return TimestampOffset{-1, base_offset_};
+  SLUICE_ASSERT(found->timestamp < target);
+  return TimestampOffset{found->timestamp, base_offset_ + found->relative_offset};
+}
+
+void TimeIndex::release_entries() {
+  SLUICE_ASSERT(intact_);
+  if (!released_.has_value()) released_ = release_index_entries(entries_);
+}
+
+Status TimeIndex::reload_entries() {
+  if (!released_.has_value()) return Status();
+  SLUICE_TRY(load());
+  const Status same = check_index_reloaded(entries_, intact_, *released_, path());
+  if (!same.ok()) {
+    entries_.clear();
+    intact_ = true;
+    return same;
+  }
+  released_.reset();
+  return Status();
+}
+
 TimestampOffset TimeIndex::last() const {
+  if (released_.has_value()) {
+    if (released_->count == 0) return {-1, base_offset_};
+    return {released_->last.timestamp, base_offset_ + released_->last.relative_offset};
+  }
   if (entries_.empty()) return {-1, base_offset_};
   return {entries_.back().timestamp, base_offset_ + entries_.back().relative_offset};
 }
 
 bool TimeIndex::consistent_with(int64_t next_offset) const {
   if (!intact_) return false;
-  return entries_.empty() || base_offset_ + entries_.back().relative_offset < next_offset;
+  return entry_count() == 0 || last().offset < next_offset;
 }
 
 Status TimeIndex::maybe_append(int64_t timestamp, int64_t offset, bool force) {
+  SLUICE_ASSERT(entries_loaded());
   const int64_t relative = offset - base_offset_;
   SLUICE_ASSERT(relative >= 0);
   SLUICE_ASSERT(relative <= INT32_MAX);
@@ -84,12 +127,14 @@ Status TimeIndex::maybe_append(int64_t timestamp, int64_t offset, bool force) {
 }
 
 Status TimeIndex::truncate_to(int64_t offset) {
+  SLUICE_ASSERT(entries_loaded());
   const int64_t relative = offset - base_offset_;
   while (!entries_.empty() && entries_.back().relative_offset >= relative) entries_.pop_back();
   return truncate_file();
 }
 
 Status TimeIndex::reset() {
+  released_.reset();
   entries_.clear();
   intact_ = true;
   return truncate_file();
