@@ -3,6 +3,8 @@
 // undone or finished at the next open.
 #include "core/storage/log_directories.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 
 #include "core/base/assert.h"
@@ -48,13 +50,26 @@ Status remove_tree(FileSystem& fs, const std::string& dir) {
 
 }  // namespace
 
+uint64_t topic_name_hash(std::string_view topic) {
+  uint64_t hash = 14695981039346656037ull;
+  for (const char c : topic) {
+    hash ^= static_cast<uint8_t>(c);
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
 std::string retired_dir_name(const TopicPartition& tp, const std::string& topic_id, const std::string& token) {
   SLUICE_ASSERT(!token.empty());
   SLUICE_ASSERT(topic_id.find('.') == std::string::npos);
-  const std::string tail =
-      "." + (topic_id.empty() ? std::string(kNoTopicId) : topic_id) + "." + token + std::string(kRetiredSuffix);
+  const auto tail = [&](const std::string& id) { return "." + id + "." + token + std::string(kRetiredSuffix); };
   const std::string name = tp.dir_name();
-  return (name.size() + tail.size() <= kMaxFileNameBytes ? name : std::string(kUnkeptName)) + tail;
+  if (!topic_id.empty() || name.size() + tail(std::string(kNoTopicId)).size() <= kMaxFileNameBytes) {
+    const std::string kept = tail(topic_id.empty() ? std::string(kNoTopicId) : topic_id);
+    return (name.size() + kept.size() <= kMaxFileNameBytes ? name : std::string(kUnkeptName)) + kept;
+  }
+  // Neither an id nor the name: the name's hash is what tells this topic's other partitions at the next open.
+  return std::string(kUnkeptName) + tail(fmt::format("{}-{:016x}", kNoTopicId, topic_name_hash(tp.topic)));
 }
 
 std::optional<RetiredDir> parse_retired_dir_name(std::string_view name) {
@@ -70,7 +85,13 @@ std::optional<RetiredDir> parse_retired_dir_name(std::string_view name) {
   if (id.empty()) return std::nullopt;
   std::optional<TopicPartition> tp = partition == kUnkeptName ? std::nullopt : parse_partition_dir(partition);
   if (!tp && partition != kUnkeptName) return std::nullopt;
-  return RetiredDir{std::move(tp), id == kNoTopicId ? std::string() : std::string(id)};
+  const std::string_view hashed = id.starts_with(kNoTopicId) ? id.substr(kNoTopicId.size()) : std::string_view();
+  if (!tp && hashed.size() == 17 && hashed.front() == '-') {
+    uint64_t hash = 0;
+    auto [end, ec] = std::from_chars(hashed.data() + 1, hashed.data() + hashed.size(), hash, 16);
+    if (ec == std::errc() && end == hashed.data() + hashed.size()) return RetiredDir{std::nullopt, "", hash};
+  }
+  return RetiredDir{std::move(tp), id == kNoTopicId ? std::string() : std::string(id), std::nullopt};
 }
 
 std::string CreationIntent::encode() const {
@@ -201,9 +222,10 @@ Status LogManager::finish_interrupted_changes(const std::vector<std::string>& in
   std::vector<TopicPartition> doomed;
   const auto consider = [&](const TopicPartition& tp, const std::string& topic_id) {
     for (const RetiredDir& dir : retired) {
-      // The id names the topic; a partition made without one is known by its topic's name.
-      const bool same_topic = dir.topic_id.empty() ? topic_id.empty() && dir.tp && dir.tp->topic == tp.topic
-                                                   : dir.topic_id == topic_id;
+      // The id names the topic; a partition made without one is known by its topic's name, or that name's hash.
+      const bool same_name = dir.tp ? dir.tp->topic == tp.topic
+                                    : dir.topic_name_hash && *dir.topic_name_hash == topic_name_hash(tp.topic);
+      const bool same_topic = dir.topic_id.empty() ? topic_id.empty() && same_name : dir.topic_id == topic_id;
       if (same_topic) {
         doomed.push_back(tp);
         return;
