@@ -2,19 +2,12 @@
 
 #include <set>
 
+#include "core/base/fnv1a.h"
+
 namespace sluice {
 namespace {
 
 constexpr std::string_view kProbePrefix = "buggify.";
-
-uint64_t name_hash(std::string_view name) {  // FNV-1a: stable across builds, so a seed keeps its sites
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (const char c : name) {
-    h ^= static_cast<uint8_t>(c);
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 double unit(uint64_t x) { return static_cast<double>(x >> 11) * 0x1.0p-53; }  // [0, 1)
 
@@ -31,7 +24,7 @@ void Buggify::enable(uint64_t run_seed, Random rng, double site_share, double fi
 
 bool Buggify::site_on(std::string_view site) const {
   if (!enabled_) return false;
-  return unit(mix64(run_seed_ ^ name_hash(site))) < site_share_;
+  return unit(mix64(run_seed_ ^ fnv1a64(site))) < site_share_;  // stable across builds: a seed keeps its sites
 }
 
 bool Buggify::fire_slow(std::string_view site, double chance) {

@@ -38,15 +38,23 @@ ReleasedEntries<Entry> release_index_entries(std::vector<Entry>& entries) {
   return kept;
 }
 
-// Whether the entries loaded back (`intact`: they passed the load's checks) are the ones released.
-template <typename Entry>
-Status check_index_reloaded(const std::vector<Entry>& entries, bool intact, const ReleasedEntries<Entry>& released,
-                            const std::string& name) {
-  const bool same = intact && entries.size() == released.count &&
-                    (entries.empty() || (entries.front() == released.first && entries.back() == released.last));
-  if (same) return Status();
-  return corruption(name + ": the index read back is not the one released (" + std::to_string(released.count) +
-                    " entries)");
+// Loads released entries back: `load()` refills `entries` and `intact` from the file. kCorruption, the entries still
+// released, unless they are the ones released.
+template <typename Entry, typename Load>
+Status reload_index_entries(std::vector<Entry>& entries, bool& intact,
+                            std::optional<ReleasedEntries<Entry>>& released, const std::string& name, Load load) {
+  if (!released.has_value()) return Status();
+  SLUICE_TRY(load());
+  const bool same = intact && entries.size() == released->count &&
+                    (entries.empty() || (entries.front() == released->first && entries.back() == released->last));
+  if (!same) {
+    entries.clear();
+    intact = true;  // as when released
+    return corruption(name + ": the index read back is not the one released (" + std::to_string(released->count) +
+                      " entries)");
+  }
+  released.reset();
+  return Status();
 }
 
 // The last of `count` entries of `entry_bytes` each in `file` for which `at_or_below(entry)` holds (nullopt: none);

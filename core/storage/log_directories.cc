@@ -8,6 +8,7 @@
 #include <charconv>
 
 #include "core/base/assert.h"
+#include "core/base/fnv1a.h"
 #include "core/storage/log_manager.h"
 
 namespace sluice::storage {
@@ -50,25 +51,17 @@ Status remove_tree(FileSystem& fs, const std::string& dir) {
 
 }  // namespace
 
-uint64_t topic_name_hash(std::string_view topic) {
-  uint64_t hash = 14695981039346656037ull;
-  for (const char c : topic) {
-    hash ^= static_cast<uint8_t>(c);
-    hash *= 1099511628211ull;
-  }
-  return hash;
-}
+uint64_t topic_name_hash(std::string_view topic) { return fnv1a64(topic); }
 
 std::string retired_dir_name(const TopicPartition& tp, const std::string& topic_id, const std::string& token) {
   SLUICE_ASSERT(!token.empty());
   SLUICE_ASSERT(topic_id.find('.') == std::string::npos);
-  const auto tail = [&](const std::string& id) { return "." + id + "." + token + std::string(kRetiredSuffix); };
+  const auto tail = [&](std::string_view id) { return fmt::format(".{}.{}{}", id, token, kRetiredSuffix); };
   const std::string name = tp.dir_name();
-  if (!topic_id.empty() || name.size() + tail(std::string(kNoTopicId)).size() <= kMaxFileNameBytes) {
-    const std::string kept = tail(topic_id.empty() ? std::string(kNoTopicId) : topic_id);
-    return (name.size() + kept.size() <= kMaxFileNameBytes ? name : std::string(kUnkeptName)) + kept;
-  }
-  // Neither an id nor the name: the name's hash is what tells this topic's other partitions at the next open.
+  const std::string kept = tail(topic_id.empty() ? kNoTopicId : topic_id);
+  if (name.size() + kept.size() <= kMaxFileNameBytes) return name + kept;
+  // The name does not fit: the id tells the topic, or without one the name's hash.
+  if (!topic_id.empty()) return std::string(kUnkeptName) + kept;
   return std::string(kUnkeptName) + tail(fmt::format("{}-{:016x}", kNoTopicId, topic_name_hash(tp.topic)));
 }
 

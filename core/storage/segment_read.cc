@@ -18,6 +18,20 @@ namespace {
 constexpr uint64_t kHeaderWindowBytes = 8 * 1024;
 constexpr uint64_t kSmallBatchBytes = 1024;
 
+// A released index's answer, searched in its file and read again on damage. Past lasting damage, `from_start`: the
+// index only spares a walk, which then starts at the segment's first batch.
+template <typename Answer, typename Search>
+Result<Answer> search_released_index(SegmentFileCache& cache, uint64_t key, const std::string& path, Env env,
+                                     Search search, Answer from_start) {
+  SLUICE_ASSIGN_OR_RETURN(const std::shared_ptr<File> file, cache.acquire(key, path));
+  Result<Answer> found = read_again_on_damage(
+      2, [&] { return search(*file); }, [](const Status&) { SLUICE_PROBE("segment.index_search_read_again"); });
+  if (found.ok() || found.status().code() != Code::kCorruption) return found;
+  SLUICE_PROBE("segment.index_search_fell_back");
+  env.log.debug("{}; searching from the segment's start", found.status().to_string());
+  return from_start;
+}
+
 }  // namespace
 
 Result<BatchHeader> Segment::checked_header(ByteView bytes, uint64_t position) const {
@@ -101,28 +115,20 @@ Result<std::optional<uint64_t>> Segment::find_position(int64_t target) const {
 
 Result<uint64_t> Segment::indexed_position(int64_t target) const {
   if (offset_index_->entries_loaded()) return offset_index_->lookup(target).position;
-  SLUICE_ASSIGN_OR_RETURN(const std::shared_ptr<File> file, cache_->acquire(offset_index_key_, index_path()));
-  Result<OffsetPosition> found = read_again_on_damage(
-      2, [&] { return offset_index_->lookup_in_file(*file, target); },
-      [](const Status&) { SLUICE_PROBE("segment.index_search_read_again"); });
-  if (found.ok()) return found->position;
-  if (found.status().code() != Code::kCorruption) return found.status();
-  // The index only spares a walk: without it, the walk starts at the segment's first batch.
-  SLUICE_PROBE("segment.index_search_fell_back");
-  env_.log.debug("{}: {}; walking from the segment's start", log_path(), found.status().to_string());
-  return uint64_t{0};
+  SLUICE_ASSIGN_OR_RETURN(
+      const OffsetPosition found,
+      search_released_index(
+          *cache_, offset_index_key_, index_path(), env_,
+          [&](File& file) { return offset_index_->lookup_in_file(file, target); }, OffsetPosition{base_offset_, 0}));
+  return found.position;
 }
 
 Result<TimestampOffset> Segment::indexed_below(int64_t timestamp) const {
   if (time_index_->entries_loaded()) return time_index_->lookup_below(timestamp);
-  SLUICE_ASSIGN_OR_RETURN(const std::shared_ptr<File> file, cache_->acquire(time_index_key_, time_index_path()));
-  Result<TimestampOffset> found = read_again_on_damage(
-      2, [&] { return time_index_->lookup_below_in_file(*file, timestamp); },
-      [](const Status&) { SLUICE_PROBE("segment.index_search_read_again"); });
-  if (found.ok() || found.status().code() != Code::kCorruption) return found;
-  SLUICE_PROBE("segment.index_search_fell_back");
-  env_.log.debug("{}: {}; searching from the segment's start", log_path(), found.status().to_string());
-  return TimestampOffset{-1, base_offset_};
+  return search_released_index(
+      *cache_, time_index_key_, time_index_path(), env_,
+      [&](File& file) { return time_index_->lookup_below_in_file(file, timestamp); },
+      TimestampOffset{-1, base_offset_});
 }
 
 Result<std::optional<Segment::PlacedHeader>> Segment::walk_to(int64_t target) const {

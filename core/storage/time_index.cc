@@ -81,16 +81,7 @@ void TimeIndex::release_entries() {
 }
 
 Status TimeIndex::reload_entries() {
-  if (!released_.has_value()) return Status();
-  SLUICE_TRY(load());
-  const Status same = check_index_reloaded(entries_, intact_, *released_, path());
-  if (!same.ok()) {
-    entries_.clear();
-    intact_ = true;
-    return same;
-  }
-  released_.reset();
-  return Status();
+  return reload_index_entries(entries_, intact_, released_, path(), [this] { return load(); });
 }
 
 TimestampOffset TimeIndex::last() const {

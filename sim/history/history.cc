@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/base/assert.h"
+#include "core/base/fnv1a.h"
 #include "core/env/random.h"
 #include "sim/history/json.h"
 
@@ -43,10 +44,8 @@ void add_offsets(JsonObject& json, const std::map<TopicPartitionId, int64_t>& of
 }  // namespace
 
 uint64_t digest_of(ByteView bytes) {
-  // FNV-1a, then mixed: stable forever (traces and replays compare digests across builds).
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (uint8_t b : bytes) h = (h ^ b) * 0x100000001b3ULL;
-  const uint64_t digest = mix64(h);
+  // Stable forever (traces and replays compare digests across builds), then mixed.
+  const uint64_t digest = mix64(fnv1a64(bytes));
   return digest == 0 ? 1 : digest;  // 0 means "tombstone"
 }
 
