@@ -194,6 +194,14 @@ class Segment {
   };
   // find_position's walk from the sparse index entry, without hints.
   Result<std::optional<PlacedHeader>> walk_to(int64_t target) const;
+  // find_position's answer with what the walk or the hint says of the base offset there, read apart from the batch
+  // that will be served: a base offset lies outside the batch CRC.
+  struct Located {
+    uint64_t position;
+    int64_t base_offset_at_least;         // a hint: the batch before ends at base_offset_at_least - 1
+    std::optional<int64_t> base_offset;   // a walk read the header there
+  };
+  Result<std::optional<Located>> locate(int64_t target) const;
   // The sparse indexes' answers, from memory or, released, from their files (read again on damage).
   Result<uint64_t> indexed_position(int64_t target) const;
   Result<TimestampOffset> indexed_below(int64_t timestamp) const;

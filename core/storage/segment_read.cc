@@ -1,6 +1,7 @@
 // Segment's read side: finding a batch by offset, serving whole batches with their CRCs checked, and the timestamp
 // search. Reads pread spans, not headers one by one: a fetch used to cost about 16 preads of 61 bytes.
 #include <algorithm>
+#include <array>
 
 #include "core/base/assert.h"
 #include "core/protocol/error_codes.h"
@@ -30,6 +31,18 @@ Result<Answer> search_released_index(SegmentFileCache& cache, uint64_t key, cons
   SLUICE_PROBE("segment.index_search_fell_back");
   env.log.debug("{}; searching from the segment's start", found.status().to_string());
   return from_start;
+}
+
+using HeaderBytes = std::array<uint8_t, kBatchHeaderBytes>;
+
+// The header at `at`, past the span a read holds. Past max_bytes (a first batch above it was read whole) no batch
+// starting there fits, but its header still checks the base offset of the one before, which nothing else would (a
+// copy of it may have been read higher).
+Result<HeaderBytes> header_bytes_past_span(File& log, uint64_t at, const std::string& path) {
+  HeaderBytes bytes{};
+  SLUICE_ASSIGN_OR_RETURN(size_t got, log.pread(at, MutableByteView(bytes.data(), bytes.size())));
+  if (got != bytes.size()) return corruption(path + ": short read at byte " + std::to_string(at));
+  return bytes;
 }
 
 }  // namespace
@@ -83,12 +96,18 @@ Result<BatchHeader> Segment::header_in(HeaderWindow& window, uint64_t position) 
 }
 
 Result<std::optional<uint64_t>> Segment::find_position(int64_t target) const {
-  if (target >= next_offset_) return std::optional<uint64_t>();
+  SLUICE_ASSIGN_OR_RETURN(const std::optional<Located> found, locate(target));
+  if (!found.has_value()) return std::optional<uint64_t>();
+  return std::optional<uint64_t>(found->position);
+}
+
+Result<std::optional<Segment::Located>> Segment::locate(int64_t target) const {
+  if (target >= next_offset_) return std::optional<Located>();
   if (const std::optional<uint64_t> hinted = position_hints_.find(target); hinted.has_value()) {
     // target < next_offset_, so a batch holding target or later was appended behind the hinted boundary.
     SLUICE_ASSERT(*hinted < size_);
     SLUICE_ASSERT(!offset_index_->entries_loaded() || *hinted >= offset_index_->lookup(target).position);
-    return hinted;
+    return std::optional<Located>(Located{*hinted, target, std::nullopt});
   }
   SLUICE_ASSIGN_OR_RETURN(std::optional<PlacedHeader> found, walk_to(target));
   if (!found.has_value()) {
@@ -98,9 +117,10 @@ Result<std::optional<uint64_t>> Segment::find_position(int64_t target) const {
       return corruption(log_path() + ": a header walk to offset " + std::to_string(target) +
                         " passed the segment's end (next offset " + std::to_string(next_offset_) + ")");
     }
-    return std::optional<uint64_t>();
+    return std::optional<Located>();
   }
-  if (found->header.base_offset <= target) return std::optional<uint64_t>(found->position);
+  const Located walked{found->position, base_offset_, found->header.base_offset};
+  if (found->header.base_offset <= target) return std::optional<Located>(walked);
   // A gap before the batch found: compaction removed the offsets between, or a damaged header (its base offset lies
   // outside the CRC) made the walk step over the batch holding target. Only a second walk that agrees is believed.
   SLUICE_PROBE("segment.gap_walked_again");
@@ -110,7 +130,7 @@ Result<std::optional<uint64_t>> Segment::find_position(int64_t target) const {
                       std::to_string(found->position) + ", then " +
                       (again.has_value() ? "byte " + std::to_string(again->position) : "none") + ")");
   }
-  return std::optional<uint64_t>(found->position);
+  return std::optional<Located>(walked);
 }
 
 Result<uint64_t> Segment::indexed_position(int64_t target) const {
@@ -207,15 +227,23 @@ Result<Bytes> Segment::read_batches(uint64_t position, size_t max_bytes, int64_t
   uint64_t end = 0;  // relative to position: the answer is out[0, end)
   int64_t last_offset = -1;
   while (end < available) {
+    ByteView at_end = ByteView(out).subspan(std::min<uint64_t>(end, out.size()));
+    HeaderBytes past{};
     if (end + kBatchHeaderBytes > out.size()) {
-      // Past max_bytes, so no batch starting here fits; unless the whole rest was read and a header is cut.
-      if (out.size() < available) break;
-      return corruption(log_path() + ": batch header at byte " + std::to_string(position + end) +
-                        " runs past the end");
+      if (out.size() == available) {
+        return corruption(log_path() + ": batch header at byte " + std::to_string(position + end) +
+                          " runs past the end");
+      }
+      SLUICE_ASSIGN_OR_RETURN(past, header_bytes_past_span(*log, position + end, log_path()));
+      if (generation != cuts_) return cut_during_read(position);
+      at_end = ByteView(past.data(), past.size());
     }
-    SLUICE_ASSIGN_OR_RETURN(BatchHeader header, checked_header(ByteView(out).subspan(end), position + end));
-    // Base offsets lie outside the batch CRC: a damaged one is caught by its place among its neighbours.
-    if (header.base_offset <= last_offset || header.base_offset < base_offset_) {
+    SLUICE_ASSIGN_OR_RETURN(BatchHeader header, checked_header(at_end, position + end));
+    // Base offsets lie outside the batch CRC: a damaged one is caught by its place among its neighbours, and by the
+    // segment's bounds (the next offset of the append whose index writes are under way counts: it grew size_
+    // first). One read past the upper bound would otherwise end the answer empty: the reader would stall there.
+    if (header.base_offset <= last_offset || header.base_offset < base_offset_ ||
+        header.last_offset() >= std::max(next_offset_, appending_next_offset_)) {
       return misplaced_batch(header, position + end, last_offset);
     }
     if (header.last_offset() >= upper_bound_offset) break;
@@ -240,13 +268,6 @@ Result<Bytes> Segment::read_batches(uint64_t position, size_t max_bytes, int64_t
   }
   SLUICE_ASSERT(end <= out.size());
   SLUICE_ASSERT(end <= available);
-  // The segment's last batch has no successor to check it: it must end below the segment's next offset (or the one
-  // of the append whose index writes are under way: it grew size_ first).
-  if (end == available && end > 0 && last_offset >= std::max(next_offset_, appending_next_offset_)) {
-    SLUICE_PROBE("segment.last_batch_past_next_offset");
-    return corruption(log_path() + ": the last batch read ends at offset " + std::to_string(last_offset) +
-                      ", past the segment's last offset " + std::to_string(next_offset_ - 1) + "; it is not served");
-  }
   out.resize(end);
   SLUICE_TRY(verify_read(out, position));
   // A cut while this fiber was suspended in a pread would have moved the boundary (checked above: none was).
@@ -263,27 +284,37 @@ Status Segment::misplaced_batch(const BatchHeader& header, uint64_t position, in
   SLUICE_PROBE("segment.misplaced_batch_refused");
   return Status(Code::kCorruption,
                 log_path() + ": the batch at byte " + std::to_string(position) + " starts at offset " +
-                    std::to_string(header.base_offset) + ", not after offset " +
-                    std::to_string(std::max(previous_last_offset, base_offset_ - 1)) +
-                    " (the batch before it, or the segment's base); it is not served",
+                    std::to_string(header.base_offset) + " and ends at " + std::to_string(header.last_offset()) +
+                    ", not after offset " + std::to_string(std::max(previous_last_offset, base_offset_ - 1)) +
+                    " (the batch before it, or the segment's base) and before " +
+                    std::to_string(std::max(next_offset_, appending_next_offset_)) +
+                    " (the segment's next offset); it is not served",
                 wire_code(ErrorCode::kKafkaStorageError));
 }
 
 Result<std::optional<Bytes>> Segment::read_from(int64_t offset, size_t max_bytes, int64_t upper_bound_offset) const {
   const uint64_t generation = cuts_;  // before the walk: a cut during it moves the position
   if (cutting()) return cut_during_read(0);
-  SLUICE_ASSIGN_OR_RETURN(std::optional<uint64_t> position, find_position(offset));
-  if (generation != cuts_) return cut_during_read(position.value_or(0));
-  if (!position.has_value()) return std::optional<Bytes>();
+  SLUICE_ASSIGN_OR_RETURN(const std::optional<Located> found, locate(offset));
+  if (generation != cuts_) return cut_during_read(found.has_value() ? found->position : 0);
+  if (!found.has_value()) return std::optional<Bytes>();
   std::optional<BatchHeader> first;
-  SLUICE_ASSIGN_OR_RETURN(Bytes bytes, read_batches(*position, max_bytes, upper_bound_offset, &first, generation));
+  SLUICE_ASSIGN_OR_RETURN(Bytes bytes,
+                          read_batches(found->position, max_bytes, upper_bound_offset, &first, generation));
+  if (!first.has_value()) return std::optional<Bytes>(std::move(bytes));
   // The position (walked or hinted) must hold the offset asked for. A base offset is outside the CRC, so damage
-  // there is refused as the CRC check refuses damage elsewhere.
-  if (first.has_value() && first->last_offset() < offset) {
+  // there is refused as the CRC check refuses damage elsewhere. Each later batch is checked by the one before it;
+  // the first one by the walk's own read of its header, or by the hint's boundary: a client labels the records
+  // it keeps by this base offset, so one read lower would serve a later record under an earlier offset.
+  const bool disagrees = first->base_offset < found->base_offset_at_least ||
+                         (found->base_offset.has_value() && first->base_offset != *found->base_offset);
+  if (disagrees || first->last_offset() < offset) {
+    if (disagrees) SLUICE_PROBE("segment.first_base_offset_disagreed");
     return Status(Code::kCorruption,
-                  log_path() + ": the batch at byte " + std::to_string(*position) + " ends at offset " +
-                      std::to_string(first->last_offset()) + ", before " + std::to_string(offset) +
-                      ", where the index or a previous read placed it; it is not served",
+                  log_path() + ": the batch at byte " + std::to_string(found->position) + " reads as offsets " +
+                      std::to_string(first->base_offset) + "-" + std::to_string(first->last_offset()) +
+                      ", not where the index, a header walk or a previous read placed offset " +
+                      std::to_string(offset) + "; it is not served",
                   wire_code(ErrorCode::kKafkaStorageError));
   }
   return std::optional<Bytes>(std::move(bytes));

@@ -114,6 +114,86 @@ TEST(DamagedReads, AFetchNeverServesABatchAtAnotherOffset) {
   EXPECT_GT(probe_hits("segment.gap_walked_again"), gap_before) << "a walk stepped over a damaged header";
 }
 
+// Batches of four records, read from each batch's first offset (by a hint, or by a walk after a jump): a damaged
+// copy whose first base offset reads a little lower still holds the offset asked for, so only the walk's or the
+// hint's own view of that base offset refuses it. Served, a client would label the batch's later records with
+// earlier offsets (read_corruption seed 6030: offset 906 served the record of 908).
+TEST(DamagedReads, AFetchNeverServesAFirstBatchWhoseBaseOffsetReadLower) {
+  constexpr int kPerBatch = 4;
+  constexpr int kBatches = 150;
+  const uint64_t disagreed_before = probe_hits("segment.first_base_offset_disagreed");
+  OneNode world(13);
+  ASSERT_TRUE(world.run([](Env env) {
+    LogSettings settings = small_settings();
+    settings.segment_bytes = 1 << 20;
+    auto log = PartitionLog::open(env, kDir, settings);
+    ASSERT_TRUE(log.ok()) << log.status().to_string();
+    for (int i = 0; i < kBatches; ++i) ASSERT_TRUE((*log)->append(batch_of(kPerBatch, 100 + i, "t")).ok());
+    ASSERT_TRUE((*log)->close().ok());
+  }));
+  uint64_t served = 0;
+  for (int round = 0; round < 80; ++round) {
+    ASSERT_TRUE(world.run([&](Env env) {
+      auto log = PartitionLog::open(env, kDir, small_settings());
+      ASSERT_TRUE(log.ok()) << log.status().to_string();
+      for (int64_t batch = round % 5, read_count = 0; batch < kBatches; ++read_count) {
+        const int64_t offset = batch * kPerBatch;
+        world.disk().corrupt_next_reads(1, kDir + "/" + segment_file_name(0, kLogSuffix));
+        auto read = (*log)->read(offset, 64, INT64_MAX);  // the first batch alone
+        if (!read.ok()) {  // refused after its attempts: nothing wrong served
+          ++batch;
+          continue;
+        }
+        const std::vector<BatchHeader> headers = headers_of(read->records);
+        ASSERT_FALSE(headers.empty());
+        ASSERT_EQ(headers[0].base_offset, offset) << "round " << round << ": offset " << offset;
+        ASSERT_EQ(headers[0].max_timestamp, 100 + batch) << "round " << round;
+        ++served;
+        batch += static_cast<int64_t>(headers.size()) + (read_count % 5 == 4 ? 3 : 0);
+      }
+      ASSERT_TRUE((*log)->close().ok());
+    }));
+  }
+  EXPECT_GT(served, 4000u);
+  EXPECT_GT(probe_hits("segment.first_base_offset_disagreed"), disagreed_before) << "a lowered base offset was read";
+}
+
+// Lasting damage to a closed segment's base offset (the top byte: the batch now claims offsets far past the log's
+// end): a fetch from that batch is refused, not answered empty, which would stall a reader there with no error
+// (interior_corruption seed 6659 --buggify: a cold-start reader stopped at offset 3 of 783, nothing refused).
+TEST(DamagedReads, ABatchWhoseBaseOffsetLiesPastTheSegmentIsRefusedNotSkipped) {
+  OneNode world(17);
+  const uint64_t batch_bytes = batch_of(1, 100, "t").size();
+  ASSERT_TRUE(world.run([](Env env) {
+    auto log = PartitionLog::open(env, kDir, four_per_segment());
+    ASSERT_TRUE(log.ok()) << log.status().to_string();
+    for (int i = 0; i < kRecords; ++i) ASSERT_TRUE((*log)->append(batch_of(1, 100 + i, "t")).ok());
+    ASSERT_TRUE((*log)->close().ok());
+  }));
+  {
+    auto file = world.fs().open(kDir + "/" + segment_file_name(0, kLogSuffix), OpenMode::kReadWrite);
+    ASSERT_TRUE(file.ok());
+    const uint8_t top = 0x01;  // offset 2's base offset + 2^56
+    ASSERT_TRUE((*file)->pwrite(2 * batch_bytes, ByteView(&top, 1)).ok());
+    ASSERT_TRUE((*file)->sync().ok());
+  }
+  ASSERT_TRUE(world.run([&](Env env) {
+    auto log = PartitionLog::open(env, kDir, four_per_segment());
+    ASSERT_TRUE(log.ok()) << log.status().to_string();
+    for (const int64_t offset : {2, 1}) {
+      for (const int64_t upper_bound : {INT64_MAX, int64_t{kRecords}}) {
+        auto read = (*log)->read(offset, 1 << 20, upper_bound);
+        ASSERT_FALSE(read.ok()) << "offset " << offset << " served " << headers_of(read->records).size()
+                                << " batches";
+        EXPECT_EQ(read.status().code(), Code::kCorruption) << read.status().to_string();
+      }
+    }
+    auto after = (*log)->read(4, 1 << 20, INT64_MAX);  // the next segment: served
+    ASSERT_TRUE(after.ok()) << after.status().to_string();
+    EXPECT_EQ(headers_of(after->records).at(0).base_offset, 4);
+  }));
+}
+
 // A search by timestamp (ListOffsets) walks headers without their CRCs: with damaged reads its answer is the right
 // one or an error, never another offset.
 TEST(DamagedReads, ASearchByTimestampNeverAnswersAnotherOffset) {

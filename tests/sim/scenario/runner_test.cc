@@ -67,6 +67,8 @@ TEST(Runner, SeedsThatFoundBugsStillPass) {
       {"cluster_read_corruption.toml", 7, "a header walk stepped over a damaged header into the next segment"},
       {"cluster_five_nodes.toml", 934, "a follower back from a pre-vote campaign never learnt an idle leader's commit"},
       {"cluster_crashes_partitions.toml", 1829, "two retries of one window, duplicates both, tripped the producer", true},
+      {"read_corruption.toml", 6030, "a first batch's base offset read lower was served: 906 held 908's record"},
+      {"interior_corruption.toml", 6659, "a base offset damaged past the log end was answered empty, not refused", true},
   };
   for (const Found& f : found) {
     RunOptions options;
