@@ -13,9 +13,17 @@ PartitionManager::PartitionManager(Env env, int32_t node_id, storage::LogManager
       deferred_(mutations.has(Mutation::kAckBeforeAppend) ? std::make_unique<DeferredAppends>(env) : nullptr),
       context_{env, node_id, logs, broker_wide_, deferred_.get(), &leadership_changed_, mutations} {
   for (const storage::TopicPartition& tp : logs_.partitions()) partitions_.emplace(tp, make_partition(tp));
+  // An offline partition that loads once space returns: requests find it from here on (in cluster mode, the
+  // reconciler then makes it a replica of its group: until then it answers as any partition not yet replicated).
+  logs_.set_on_loaded_again([this](const storage::TopicPartition& tp) {
+    SLUICE_ASSERT(!partitions_.contains(tp));
+    partitions_.emplace(tp, make_partition(tp));
+    broker_wide_.notify_all();
+    leadership_changed_.set();
+  });
 }
 
-PartitionManager::~PartitionManager() = default;
+PartitionManager::~PartitionManager() { logs_.set_on_loaded_again({}); }
 
 void PartitionManager::start() {
   if (deferred_ != nullptr) deferred_->start();

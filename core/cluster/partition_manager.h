@@ -43,7 +43,8 @@ class PartitionManager {
   std::vector<storage::TopicPartition> partitions() const;
   // A partition whose log did not load at start (storage::LogManager::offline_partition): find() does not know it,
   // and requests for it are answered with its reason, KAFKA_STORAGE_ERROR, as Kafka's ReplicaManager answers for
-  // an offline replica. remove() and alter_config() take it; null when the partition is not offline.
+  // an offline replica. remove() and alter_config() take it; null when the partition is not offline. One refused
+  // for lack of space joins find() when a later retention check loads it (LogManager::load_offline_again).
   const storage::LogManager::OfflinePartition* offline(const storage::TopicPartition& tp) const {
     return logs_.offline_partition(tp);
   }

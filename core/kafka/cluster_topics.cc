@@ -193,8 +193,18 @@ void ClusterTopics::reconcile_loop() {
       reconciled_.notify_all();
     }
     if (stopping_) break;
-    node_->wait_for_change(seen, env_.clock.now() + (ok ? Duration(std::chrono::hours(1)) : kRetryPass));
+    // A replica offline for lack of space loads again at a retention check; a pass then puts it in its group.
+    const bool again = !ok || awaiting_space();
+    node_->wait_for_change(seen, env_.clock.now() + (again ? kRetryPass : Duration(std::chrono::hours(1))));
   }
+}
+
+bool ClusterTopics::awaiting_space() const {
+  for (const storage::TopicPartition& tp : partitions_.offline_partitions()) {
+    const storage::LogManager::OfflinePartition* offline = partitions_.offline(tp);
+    if (offline != nullptr && offline->reason.code() == Code::kNoSpace) return true;
+  }
+  return false;
 }
 
 bool ClusterTopics::reconcile() {
@@ -303,8 +313,8 @@ Status ClusterTopics::host_partition(const TopicImage& topic, int32_t partition,
   const storage::TopicPartition tp{topic.name, partition};
   const std::string id = topic.id.to_string();
   if (const storage::LogManager::OfflinePartition* offline = partitions_.offline(tp)) {
-    // Its log did not load here: the replica stays out of its raft group until a restart (requests for it are
-    // answered KAFKA_STORAGE_ERROR). One of an older topic of that name goes.
+    // Its log did not load here: the replica stays out of its raft group until a restart, or until space returns
+    // (requests for it are answered KAFKA_STORAGE_ERROR). One of an older topic of that name goes.
     if (offline->topic_id == id) return Status();
     SLUICE_TRY(remove_partition(tp, "it belongs to an older topic of that name"));
   }

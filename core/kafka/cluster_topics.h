@@ -133,6 +133,7 @@ class ClusterTopics {
   void reconcile_loop();
   // One pass; false when something failed (the next pass retries it).
   bool reconcile();
+  bool awaiting_space() const;  // a replica here is offline for lack of space: reconcile again soon
   bool remove_strays();
   const char* stray_reason(const storage::TopicPartition& tp, const std::string& topic_id) const;
   bool follow_topic(const cluster::metadata::TopicImage& topic);

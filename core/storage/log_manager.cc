@@ -116,28 +116,65 @@ void LogManager::load_partition(const std::string& name) {
       SLUICE_ASSIGN_OR_RETURN(std::string text, read_small_file(env_.fs, metadata_path));
       known.topic_id = decode_topic_id(text);
     }
-    // Damage seen once may be a bad copy of good bytes (a header walk that rebuilds the leader epochs or the
-    // producer state reads each header once): the load is tried again, as a restart would, before it is believed.
-    // A damaged scan settles the same way each time, so a refusal costs only the repeats.
-    SLUICE_ASSIGN_OR_RETURN(
-        std::unique_ptr<PartitionLog> log,
-        read_again_on_damage(
-            3, [&] { return PartitionLog::open(env_, dir, settings_for(*tp, known.config)); },
-            [&](const Status& damage) {
-              SLUICE_PROBE("log_manager.damaged_load_tried_again");
-              env_.log.warn("{}: loading {} again: {}", data_dir_, tp->to_string(), damage.message());
-            }));
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<PartitionLog> log, open_partition_log(*tp, known.config));
     report_recovery(*tp, *log);
     entries_.emplace(*tp, Entry{known.config, std::move(log), known.topic_id});
     return Status();
   }();
   if (loaded.ok()) return;
   SLUICE_PROBE("log_manager.partition_offline_at_load");
-  env_.log.error("{}: partition {} is offline, it did not load: {}", data_dir_, tp->to_string(), loaded.to_string());
-  known.reason = Status(loaded.code() == Code::kOk ? Code::kIoError : loaded.code(),
-                        tp->to_string() + " is offline: it did not load: " + loaded.message(),
-                        static_cast<int16_t>(ErrorCode::kKafkaStorageError));
+  known.reason = offline_reason(*tp, loaded);
   offline_.emplace(*tp, std::move(known));
+}
+
+Result<std::unique_ptr<PartitionLog>> LogManager::open_partition_log(const TopicPartition& tp,
+                                                                     const TopicConfig& config) {
+  // Damage seen once may be a bad copy of good bytes (a header walk that rebuilds the leader epochs or the
+  // producer state reads each header once): the load is tried again, as a restart would, before it is believed.
+  // A damaged scan settles the same way each time, so a refusal costs only the repeats.
+  return read_again_on_damage(
+      3, [&] { return PartitionLog::open(env_, join_path(data_dir_, tp.dir_name()), settings_for(tp, config)); },
+      [&](const Status& damage) {
+        SLUICE_PROBE("log_manager.damaged_load_tried_again");
+        env_.log.warn("{}: loading {} again: {}", data_dir_, tp.to_string(), damage.message());
+      });
+}
+
+Status LogManager::offline_reason(const TopicPartition& tp, const Status& loaded) const {
+  env_.log.error("{}: partition {} is offline, it did not load: {}", data_dir_, tp.to_string(), loaded.to_string());
+  return Status(loaded.code() == Code::kOk ? Code::kIoError : loaded.code(),
+                tp.to_string() + " is offline: it did not load: " + loaded.message(),
+                static_cast<int16_t>(ErrorCode::kKafkaStorageError));
+}
+
+// A load refused for lack of space (recovery writes: a rebuilt index, partition.state, the epoch checkpoint) is no
+// verdict on the data: tried again at each retention check, the partition comes back once space does, instead of
+// staying offline until a restart. Damage and I/O errors stay offline (Kafka's failed log directory).
+std::vector<TopicPartition> LogManager::load_offline_again() {
+  std::vector<TopicPartition> loaded;
+  for (const TopicPartition& tp : offline_partitions()) {
+    if (closed_) break;
+    LockGuard lock(maintenance_);  // a deletion of the partition waits for the attempt
+    auto offline = offline_.find(tp);
+    if (offline == offline_.end() || offline->second.reason.code() != Code::kNoSpace) continue;
+    SLUICE_PROBE("log_manager.offline_load_tried_again");
+    Result<std::unique_ptr<PartitionLog>> log = open_partition_log(tp, offline->second.config);
+    offline = offline_.find(tp);  // only a deletion removes it, and the lock holds that out
+    SLUICE_ASSERT(offline != offline_.end());
+    if (!log.ok()) {
+      offline->second.reason = offline_reason(tp, log.status());
+      continue;
+    }
+    SLUICE_PROBE("log_manager.offline_partition_loaded_again");
+    (*log)->update_settings(settings_for(tp, offline->second.config));  // an alter_config meanwhile
+    report_recovery(tp, **log);
+    entries_.emplace(tp, Entry{offline->second.config, std::move(*log), offline->second.topic_id});
+    offline_.erase(offline);
+    env_.log.info("{}: partition {} loaded: space returned", data_dir_, tp.to_string());
+    if (on_loaded_again_) on_loaded_again_(tp);
+    loaded.push_back(tp);
+  }
+  return loaded;
 }
 
 const LogManager::OfflinePartition* LogManager::offline_partition(const TopicPartition& tp) const {

@@ -29,6 +29,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -88,7 +89,8 @@ class LogManager {
 
   // A partition whose directory did not load at open: find() does not know it, requests for it are answered with
   // `reason` (KAFKA_STORAGE_ERROR), and only a restart (after `sluice log repair`, or once the disk is healthy)
-  // or its deletion ends it. A log that goes offline while loaded stays in find() (PartitionLog::offline()).
+  // or its deletion ends it; except a load refused for lack of space (kNoSpace), which each retention check tries
+  // again (load_offline_again). A log that goes offline while loaded stays in find() (PartitionLog::offline()).
   struct OfflinePartition {
     TopicConfig config;  // the broker defaults when its topic.properties did not load either
     std::string topic_id;
@@ -96,6 +98,13 @@ class LogManager {
   };
   const OfflinePartition* offline_partition(const TopicPartition& tp) const;
   std::vector<TopicPartition> offline_partitions() const;
+  // Loads again the offline partitions whose load was refused for lack of space; returns those that loaded, each
+  // also told to the listener (set_on_loaded_again). The retention fiber calls it at every check.
+  std::vector<TopicPartition> load_offline_again();
+  // Hears of each partition load_offline_again brought back (the partition manager wraps it); empty to stop.
+  void set_on_loaded_again(std::function<void(const TopicPartition&)> listener) {
+    on_loaded_again_ = std::move(listener);
+  }
   // Applies a new config to the partition at once (settings, retention) and persists it.
   Status alter_config(const TopicPartition& tp, const TopicConfig& config);
 
@@ -148,6 +157,8 @@ class LogManager {
  private:
   LogManager(Env env, std::string data_dir, BrokerStorageConfig config, EffectSink* effects);
   void load_partition(const std::string& name);  // into entries_, or offline_ with the reason
+  Result<std::unique_ptr<PartitionLog>> open_partition_log(const TopicPartition& tp, const TopicConfig& config);
+  Status offline_reason(const TopicPartition& tp, const Status& loaded) const;  // logged as it is made
   Status delete_offline_partition(const TopicPartition& tp);
   // Retires the partition's directory: one durable rename; its files go in remove_retired_dirs().
   Status retire_partition_dir(const TopicPartition& tp, const std::string& topic_id);
@@ -184,6 +195,7 @@ class LogManager {
   EffectSink* effects_;  // null: nobody listens (the real world)
   std::map<TopicPartition, Entry> entries_;
   std::map<TopicPartition, OfflinePartition> offline_;
+  std::function<void(const TopicPartition&)> on_loaded_again_;
   bool closed_ = false;
   bool started_ = false;
   Event stop_;

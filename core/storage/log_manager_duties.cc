@@ -171,6 +171,7 @@ void LogManager::retention_loop() {
     Result<std::map<TopicPartition, RetentionResult>> moved = run_retention(to_unix_ms(env_.clock.wall_now()));
     SLUICE_ASSERT(moved.ok() || closed_);  // per-partition failures are logged inside
     if (!closed_) remove_retired_dirs();  // deleted partitions' files, in the background
+    if (!closed_ && !offline_.empty()) load_offline_again();
   }
 }
 

@@ -69,6 +69,7 @@ TEST(Runner, SeedsThatFoundBugsStillPass) {
       {"cluster_crashes_partitions.toml", 1829, "two retries of one window, duplicates both, tripped the producer", true},
       {"read_corruption.toml", 6030, "a first batch's base offset read lower was served: 906 held 908's record"},
       {"interior_corruption.toml", 6659, "a base offset damaged past the log end was answered empty, not refused", true},
+      {"disk_full_roll.toml", 8801, "a load refused by a full disk at boot kept the partition offline for good", true},
   };
   for (const Found& f : found) {
     RunOptions options;
