@@ -117,22 +117,48 @@ void PartitionRaftLog::append(raft::Index at, std::span<const raft::Entry> entri
   SLUICE_ASSERT(at == last_index() + 1);
   SLUICE_ASSERT(!entries.empty());
   if (poisoned()) return append_unwritten(entries);
+  // The log refuses a batch set larger than segment.bytes (a produce's limit, Kafka's RecordListTooLarge), and a
+  // follower catching up, or a leader with many proposals in one Ready, can hold far more: the entries go in
+  // chunks of whole batches, each within segment.bytes (a single batch above it still goes alone and is refused).
+  const auto limit = static_cast<size_t>(std::max<int64_t>(log_.settings().segment_bytes, 1));
+  // One append of whole batches from raft index `chunk_at`. On failure the log is poisoned and `rest` (the entries
+  // from `chunk_at` on) are kept as unwritten: false.
+  const auto append_chunk = [this](raft::Index chunk_at, ByteView bytes, std::span<const raft::Entry> rest) {
+    SLUICE_ASSERT(chunk_at == last_index() + 1);
+    SLUICE_ASSERT(!bytes.empty() && !rest.empty());
+    Result<storage::AppendResult> appended = log_.append_as_replica(bytes);
+    if (!appended.ok()) {
+      poison(appended.status());
+      SLUICE_ASSERT(kept_end_ == chunk_at - 1);  // a failed append leaves the log as it was
+      append_unwritten(rest);
+      return false;
+    }
+    SLUICE_ASSERT(appended->base_offset == offset_of_raft_index(chunk_at));
+    return true;
+  };
   Bytes batches;
+  raft::Index chunk_at = at;  // the first index of the chunk in `batches`
+  size_t chunk_first = 0;     // its first entry
   raft::Index index = at;
   raft::Term previous_term = term_at(at - 1);
-  for (const raft::Entry& entry : entries) {
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const raft::Entry& entry = entries[i];
     SLUICE_ASSERT(entry.count >= 1);
     SLUICE_ASSERT(entry.term >= previous_term);
     SLUICE_ASSERT(entry.term <= static_cast<raft::Term>(INT32_MAX));
     previous_term = entry.term;
-    const size_t first = batches.size();
-    if (entry.payload.empty()) {
-      SLUICE_ASSERT(entry.count == 1);
-      const Bytes marker = leader_change_batch(leader_id_, to_unix_ms(env_.clock.wall_now()));
-      batches.insert(batches.end(), marker.begin(), marker.end());
-    } else {
-      batches.insert(batches.end(), entry.payload.begin(), entry.payload.end());
+    const Bytes marker = entry.payload.empty() ? leader_change_batch(leader_id_, to_unix_ms(env_.clock.wall_now()))
+                                               : Bytes();
+    const ByteView payload = entry.payload.empty() ? ByteView(marker) : as_bytes(entry.payload);
+    SLUICE_ASSERT(!entry.payload.empty() || entry.count == 1);
+    if (!batches.empty() && batches.size() + payload.size() > limit) {
+      if (!append_chunk(chunk_at, batches, entries.subspan(chunk_first))) return;
+      batches.clear();
+      chunk_at = index;
+      chunk_first = i;
     }
+    const size_t first = batches.size();
+    batches.insert(batches.end(), payload.begin(), payload.end());
     const MutableByteView batch(batches.data() + first, batches.size() - first);
     Result<storage::BatchHeader> header = storage::parse_batch_header(batch);
     // A proposer hands whole, validated batches, and a leader sends what its own log holds.
@@ -143,13 +169,7 @@ void PartitionRaftLog::append(raft::Index at, std::span<const raft::Entry> entri
     storage::set_partition_leader_epoch(batch, static_cast<int32_t>(entry.term));
     index += entry.count;
   }
-  Result<storage::AppendResult> appended = log_.append_as_replica(batches);
-  if (!appended.ok()) {
-    poison(appended.status());
-    SLUICE_ASSERT(kept_end_ == at - 1);  // a failed append leaves the log as it was
-    return append_unwritten(entries);
-  }
-  SLUICE_ASSERT(appended->base_offset == offset_of_raft_index(at));
+  if (!append_chunk(chunk_at, batches, entries.subspan(chunk_first))) return;
   SLUICE_ASSERT(last_index() == index - 1);
 }
 

@@ -69,5 +69,44 @@ TEST(PartitionRaftLog, APoisonedLogKeepsTheContractForTheRestOfTheStep) {
   }));
 }
 
+
+// A follower catching up (or a leader with many proposals in one step) appends more than segment.bytes at once: the
+// entries go in chunks within segment.bytes, across rolls, where one batch set used to be refused whole and take the
+// group offline (found by a cluster with segment.bytes 8192: "a batch set of 17269 bytes exceeds segment.bytes").
+// A chunk that fails poisons the log after the chunks before it, which stay written.
+TEST(PartitionRaftLog, AnAppendLargerThanASegmentGoesInChunksAcrossRolls) {
+  OneNode world;
+  ASSERT_TRUE(world.run([&](Env env) {
+    storage::LogSettings settings = storage::log_testing::small_settings();
+    settings.segment_bytes = static_cast<int64_t>(3 * batch_of(1, 100).size());
+    auto log = storage::PartitionLog::open(env, "p0", settings);
+    ASSERT_TRUE(log.ok()) << log.status().to_string();
+    PartitionRaftLog raft_log(env, **log, 1);
+    std::vector<raft::Entry> entries;
+    for (int i = 0; i < 10; ++i) entries.push_back(entry_of(1, 1));
+    raft_log.append(1, entries);
+    ASSERT_TRUE(raft_log.status().ok()) << raft_log.status().to_string();
+    EXPECT_EQ(raft_log.last_index(), 10u);
+    EXPECT_EQ((*log)->log_end_offset(), 10);
+    EXPECT_GE((*log)->segments().size(), 4u) << "three batches a segment";
+    EXPECT_EQ(raft_log.term_at(10), 1u);
+
+    // The disk fills during the next append: the chunks before the failing one are in the log.
+    world.disk().set_capacity_bytes(world.disk().used_bytes() + 4 * batch_of(1, 100).size());
+    std::vector<raft::Entry> more;
+    for (int i = 0; i < 12; ++i) more.push_back(entry_of(2, 1));
+    raft_log.append(11, more);
+    EXPECT_FALSE(raft_log.status().ok());
+    const int64_t written = (*log)->log_end_offset();
+    EXPECT_GT(written, 10) << "a chunk before the failing one";
+    EXPECT_LT(written, 22);
+    EXPECT_EQ((written - 10) % 3, 0) << "whole chunks only";
+    EXPECT_EQ(raft_log.last_index(), 22u) << "the state machine sees the whole append";
+    EXPECT_EQ(raft_log.term_at(22), 2u);
+    EXPECT_EQ(raft_log.term_at(10), 1u);
+    EXPECT_LE(raft_log.durable_index(), static_cast<raft::Index>(written));
+  }));
+}
+
 }  // namespace
 }  // namespace sluice::cluster
