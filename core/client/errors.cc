@@ -82,7 +82,10 @@ bool invalidates_metadata(int16_t error) {
 }
 
 bool produce_may_have_appended(int16_t error, int16_t acks) {
-  if (error == errc::kRequestTimedOut || error == errc::kNotEnoughReplicasAfterAppend) return true;
+  if (error == errc::kRequestTimedOut || error == errc::kNotEnoughReplicasAfterAppend ||
+      error == errc::kKafkaStorageError) {
+    return true;
+  }
   return acks == -1 && error == errc::kNotLeaderOrFollower;
 }
 

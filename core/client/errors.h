@@ -58,6 +58,8 @@ bool invalidates_metadata(int16_t error);
 // and for acks=all NOT_LEADER_OR_FOLLOWER too: Kafka's leader answers it to an acks=all produce it had appended when
 // it stops leading before the replicas confirm (Partition.checkEnoughReplicasReachOffset), and the next leader may
 // hold the records and commit them. acks=1 is answered after the append, so there it means nothing was appended.
+// KAFKA_STORAGE_ERROR with any acks: a broker whose disk failed part-way through an append (the data written, the
+// index or the rollback not) answers it, as Kafka does for an I/O error, and its next start recovers the batch.
 bool produce_may_have_appended(int16_t error, int16_t acks);
 // The group's generation or membership is gone: the member must join again.
 bool requires_rejoin(int16_t error);

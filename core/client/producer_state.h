@@ -12,8 +12,8 @@
 //     appended before with its original offsets instead of appending it twice;
 //   - any other error settles the batch kFailed (kUnknown if an earlier attempt may have been appended).
 // `maybe_appended` is sticky: once a written attempt went unanswered (or was answered REQUEST_TIMED_OUT,
-// NOT_ENOUGH_REPLICAS_AFTER_APPEND, or with acks=all NOT_LEADER_OR_FOLLOWER: errors.h produce_may_have_appended),
-// the batch can no longer settle kFailed, whatever a later attempt answers (a metadata error, say).
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND, KAFKA_STORAGE_ERROR, or with acks=all NOT_LEADER_OR_FOLLOWER: errors.h
+// produce_may_have_appended), the batch can no longer settle kFailed, whatever a later attempt answers.
 //
 // Idempotence (Kafka 3.9's producer, KIP-360): sequences are assigned per partition when a batch is first built.
 // When a sequence cannot be resolved (a batch settled without success after it was built: a definitive error,

@@ -303,9 +303,9 @@ TEST(ClientProducerSequence, ARetryThatExpiresLeavesTheRestOfItsWindowAheadOfNew
     held.push_back(p);
     if (held.size() < 2) return;
     script.env->scheduler.sleep_for(200ms);
-    answer_produce(stream, held[0].request, 56, -1);  // KAFKA_STORAGE_ERROR: "a" goes again, but not before 1 s
+    answer_produce(stream, held[0].request, 19, -1);  // NOT_ENOUGH_REPLICAS: "a" goes again, but not before 1 s
     script.env->scheduler.sleep_for(600ms);          // "a" expires meanwhile; "c" was sent
-    answer_produce(stream, held[1].request, 56, -1);
+    answer_produce(stream, held[1].request, 19, -1);
   };
   ScriptedBroker broker;
   broker.client_config().request_timeout = 5s;
@@ -390,6 +390,30 @@ TEST(ClientProducerOutcome, AcksOneAnsweredNotLeaderOrFollowerWasNotAppended) {
                            EXPECT_EQ(result.outcome, Outcome::kFailed) << "acks=1 is answered after the append";
                            EXPECT_EQ(result.error_code, 6);
                          }));
+}
+
+// disk_full_roll seed 5127 --buggify: the broker wrote the batch to its .log, the index write after it failed and
+// so did the rollback; the log went offline answering KAFKA_STORAGE_ERROR, and the next start recovered the batch.
+// Kafka answers an I/O error during an append the same way, so a written attempt answered KAFKA_STORAGE_ERROR may
+// have been appended, with any acks: it settles kUnknown, never kFailed (the history would call the record a
+// phantom).
+TEST(ClientProducerOutcome, AnAttemptAnsweredKafkaStorageErrorMayHaveBeenAppended) {
+  for (const int16_t acks : {int16_t{1}, int16_t{-1}}) {
+    ProduceScript script;
+    int produces = 0;
+    script.on_produce = [&](Stream& stream, const Produced& p) {
+      ++produces;
+      answer_produce(stream, p.request, 56, -1);
+    };
+    ScriptedBroker broker;
+    ASSERT_TRUE(broker.run([&](Env, Stream& stream, int) { script.serve(stream); },
+                           [&](Env, Client& client) {
+                             Producer producer(client, retrying(acks));
+                             const ProduceResult result = producer.send_and_wait(kPartition, {record_of("a")});
+                             EXPECT_EQ(result.outcome, Outcome::kUnknown) << "acks " << acks << ": " << result.error;
+                           }));
+    EXPECT_GE(produces, 2) << "retried until the delivery timeout";
+  }
 }
 
 }  // namespace

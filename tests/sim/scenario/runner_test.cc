@@ -70,6 +70,7 @@ TEST(Runner, SeedsThatFoundBugsStillPass) {
       {"read_corruption.toml", 6030, "a first batch's base offset read lower was served: 906 held 908's record"},
       {"interior_corruption.toml", 6659, "a base offset damaged past the log end was answered empty, not refused", true},
       {"disk_full_roll.toml", 8801, "a load refused by a full disk at boot kept the partition offline for good", true},
+      {"disk_full_roll.toml", 5127, "KAFKA_STORAGE_ERROR for a batch the .log held was recorded failed", true},
   };
   for (const Found& f : found) {
     RunOptions options;
