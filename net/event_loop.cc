@@ -6,10 +6,12 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstring>
+#include <ctime>
 #include <exception>
 #include <string>
 
@@ -66,6 +68,16 @@ void EventLoop::assert_loop_thread() const {
 
 // ---- Driving ----
 
+namespace {
+
+Duration thread_cpu_time() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
+}  // namespace
+
 bool EventLoop::run_until(const std::function<bool()>& done) {
   assert_loop_thread();
   SLUICE_ASSERT_MSG(!running_, "run_until is not reentrant");
@@ -78,7 +90,12 @@ bool EventLoop::run_until(const std::function<bool()>& done) {
     finished = done && done();
     // One round runs the fibers ready at its start; fibers readied meanwhile (yielders included) wait for the
     // next round, after I/O and timers, so a fiber that never parks cannot starve them.
-    for (size_t round = scheduler_.ready_count(); !finished && round > 0 && scheduler_.run_one(); --round) {
+    for (size_t round = scheduler_.ready_count(); !finished && round > 0; --round) {
+      const Instant began = now();
+      const Duration cpu_began = measure_step_cpu_ ? thread_cpu_time() : Duration::zero();
+      const bool ran = scheduler_.run_one();
+      note_step(now() - began, measure_step_cpu_ ? thread_cpu_time() - cpu_began : Duration::zero());
+      if (!ran) break;
       finished = done && done();
     }
     if (finished || stop_requested_.exchange(false)) break;
@@ -86,6 +103,13 @@ bool EventLoop::run_until(const std::function<bool()>& done) {
   }
   running_ = false;
   return finished;
+}
+
+void EventLoop::note_step(Duration held, Duration cpu) {
+  stats_.longest_step = std::max(stats_.longest_step, held);
+  longest_step_since_take_ = std::max(longest_step_since_take_, held);
+  longest_step_cpu_since_take_ = std::max(longest_step_cpu_since_take_, cpu);
+  if (held >= std::chrono::milliseconds(10)) ++stats_.steps_over_10ms;
 }
 
 void EventLoop::stop() {

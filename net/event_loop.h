@@ -56,6 +56,10 @@ class EventLoop : private Offloader {
     uint64_t blocking_completed = 0;  // ... whose completion reached the loop
     uint64_t blocking_inline = 0;     // run_blocking calls run inline (no loop running, no fiber)
     uint64_t signals = 0;
+    // How long one fiber step held the loop (it runs until the fiber parks): every other connection, heartbeats
+    // included, waits that long. The figure slow work off the loop is judged by (bench/offload_bench.cc).
+    Duration longest_step{0};
+    uint64_t steps_over_10ms = 0;
   };
 
   using ReadyCallback = std::function<void(uint32_t epoll_events)>;
@@ -77,6 +81,18 @@ class EventLoop : private Offloader {
   RealClock& clock() { return clock_; }
   Instant now() const { return clock_.now(); }
   const Stats& stats() const { return stats_; }
+  // The longest fiber step since the last call (or the start), and a new span from now. On the loop thread.
+  Duration take_longest_step() {
+    assert_loop_thread();
+    return std::exchange(longest_step_since_take_, Duration::zero());
+  }
+  // Also times each step on the loop thread's CPU clock (two system calls a step, so off unless asked): a step that
+  // held the loop long in wall time but briefly on the CPU waited for a core, not for work of the node's.
+  void measure_step_cpu(bool on) { measure_step_cpu_ = on; }
+  Duration take_longest_step_cpu() {
+    assert_loop_thread();
+    return std::exchange(longest_step_cpu_since_take_, Duration::zero());
+  }
 
   // ---- Driving (loop thread, outside fibers) ----
 
@@ -146,6 +162,7 @@ class EventLoop : private Offloader {
   void assert_loop_thread() const;
   int next_timeout_ms() const;
   void poll_once();
+  void note_step(Duration held, Duration cpu);  // Stats::longest_step and the spans the takes read
   void fire_timers();
   void drain_posted();
   void on_signal_fd();
@@ -156,6 +173,9 @@ class EventLoop : private Offloader {
   const std::thread::id owner_thread_;
   RealClock clock_;
   Stats stats_;
+  Duration longest_step_since_take_{0};
+  bool measure_step_cpu_ = false;
+  Duration longest_step_cpu_since_take_{0};
   bool running_ = false;
   std::atomic<bool> stop_requested_{false};
 

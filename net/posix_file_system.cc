@@ -82,6 +82,31 @@ SysResult pread_cached(int fd, MutableByteView out, uint64_t offset, bool* at_en
   return SysResult{static_cast<int64_t>(done), 0};
 }
 
+// Writes every part at `offset` on: one pwritev per IOV_MAX parts, resumed after a short write. 0 or an errno.
+int pwritev_fully(int fd, std::vector<iovec>& pending, uint64_t offset) {
+  uint64_t end = offset;
+  size_t first = 0;
+  while (first < pending.size()) {
+    const int count = static_cast<int>(std::min<size_t>(pending.size() - first, IOV_MAX));
+    const ssize_t n = ::pwritev(fd, pending.data() + first, count, static_cast<off_t>(end));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    SLUICE_ASSERT(n > 0);  // a regular file makes progress or fails
+    end += static_cast<uint64_t>(n);
+    for (size_t left = static_cast<size_t>(n); left > 0;) {  // drop what was written, trim a partial part
+      iovec& part = pending[first];
+      const size_t taken = std::min(left, part.iov_len);
+      part.iov_base = static_cast<uint8_t*>(part.iov_base) + taken;
+      part.iov_len -= taken;
+      left -= taken;
+      if (part.iov_len == 0) ++first;
+    }
+  }
+  return 0;
+}
+
 // Owns the descriptor. Shared with calls in flight on workers, so the fd is never closed (and its number
 // reused) under a running fdatasync, even if the File and its fiber are gone.
 struct FileHandle {
@@ -146,19 +171,8 @@ Result<size_t> PosixFile::pread(uint64_t offset, MutableByteView out) {
 }
 
 Status PosixFile::pwrite(uint64_t offset, ByteView data) {
-  if (handle_ == nullptr) return closed_status();
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n =
-        ::pwrite(handle_->fd, data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno_status(errno, "pwrite", handle_->path);
-    }
-    SLUICE_ASSERT(n > 0);  // pwrite of a non-empty buffer to a regular file makes progress or fails
-    done += static_cast<size_t>(n);
-  }
-  return Status();
+  const ByteView parts[] = {data};
+  return pwrite_gathered(offset, parts);
 }
 
 Status PosixFile::append(ByteView data) {
@@ -167,34 +181,28 @@ Status PosixFile::append(ByteView data) {
   return pwrite(end, data);
 }
 
-// One pwritev per IOV_MAX parts, resumed after a short write.
+// A write of this much or more goes to a worker: copying it into fresh page-cache pages holds the loop for tens
+// of milliseconds on a slow guest (a 32 MiB produce batch), and a worker handoff costs microseconds. Smaller ones
+// stay inline, where the handoff would cost more than the copy.
+constexpr size_t kOffloadedWriteBytes = size_t{1} << 20;
+
+// One pwritev per IOV_MAX parts, resumed after a short write. The parts are borrowed from the calling fiber, which
+// the loop unwinds only after the worker returned (EventLoop::settle); the writer holds its log's append lock, so
+// nobody reads or writes the range meanwhile.
 Status PosixFile::pwrite_gathered(uint64_t offset, std::span<const ByteView> parts) {
   if (handle_ == nullptr) return closed_status();
-  uint64_t end = offset;
   std::vector<iovec> pending;
   pending.reserve(parts.size());
+  size_t bytes = 0;
   for (const ByteView part : parts) {
     if (!part.empty()) pending.push_back(iovec{const_cast<uint8_t*>(part.data()), part.size()});
+    bytes += part.size();
   }
-  size_t first = 0;
-  while (first < pending.size()) {
-    const int count = static_cast<int>(std::min<size_t>(pending.size() - first, IOV_MAX));
-    const ssize_t n = ::pwritev(handle_->fd, pending.data() + first, count, static_cast<off_t>(end));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno_status(errno, "pwritev", handle_->path);
-    }
-    SLUICE_ASSERT(n > 0);  // as pwrite: a regular file makes progress or fails
-    end += static_cast<uint64_t>(n);
-    for (size_t left = static_cast<size_t>(n); left > 0;) {  // drop what was written, trim a partial part
-      iovec& part = pending[first];
-      const size_t taken = std::min(left, part.iov_len);
-      part.iov_base = static_cast<uint8_t*>(part.iov_base) + taken;
-      part.iov_len -= taken;
-      left -= taken;
-      if (part.iov_len == 0) ++first;
-    }
-  }
+  const bool offload =
+      bytes >= kOffloadedWriteBytes && loop_.scheduler().in_fiber() && loop_.scheduler().offloads();
+  const auto write = [handle = handle_, &pending, offset] { return pwritev_fully(handle->fd, pending, offset); };
+  const int err = offload ? loop_.run_blocking(write) : write();
+  if (err != 0) return errno_status(err, "pwritev", handle_ == nullptr ? closed_path_ : handle_->path);
   return Status();
 }
 

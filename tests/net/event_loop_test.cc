@@ -173,6 +173,25 @@ TEST(EventLoopTest, RunOffLoopRunsOnAWorkerWhileTheLoopGoesOn) {
   EXPECT_EQ(real.loop().stats().blocking_completed, 1u);
 }
 
+// A fiber step that keeps the loop (here 25 ms of work without parking) is what every other connection waits for:
+// the loop measures each step, and take_longest_step gives the longest since the last call.
+TEST(EventLoopTest, TheLongestFiberStepIsMeasured) {
+  RealEnv real("loop", LogLevel::kOff);
+  ASSERT_EQ(real.run([&](Env& env) {
+    env.scheduler.sleep_for(1ms);
+    (void)real.loop().take_longest_step();  // a new span from here
+    const auto until = std::chrono::steady_clock::now() + 25ms;
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    env.scheduler.sleep_for(1ms);  // ends the step
+    EXPECT_GE(real.loop().take_longest_step(), 25ms);
+    // The step running now is measured when it ends: within it, the span just begun has no step yet.
+    EXPECT_EQ(real.loop().take_longest_step(), Duration::zero()) << "a new span after each call";
+  }), 0);
+  EXPECT_GE(real.loop().stats().longest_step, 25ms);
+  EXPECT_GE(real.loop().stats().steps_over_10ms, 1u);
+}
+
 TEST(EventLoopTest, StopFromAnotherThreadEndsTheRun) {
   EventLoop loop;
   // The stop comes once the loop ran a posted task, so it finds the loop running, with nothing to do but wait in
