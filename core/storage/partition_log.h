@@ -216,6 +216,12 @@ class PartitionLog {
   // and a short header walk. A cut of the segment under the lookup (a truncation beside it) makes it start over,
   // as read() does.
   Result<int64_t> batch_base_offset_containing(int64_t offset);
+  // The header of the batch holding `offset` (or the first after it, past a gap), across segments; nullopt when no
+  // batch follows. Read without the batch (so without its CRC): two reads must agree on its offsets, epoch and
+  // max timestamp. A cut under the lookup fails it.
+  Result<std::optional<BatchHeader>> batch_header_containing(int64_t offset) const {
+    return first_batch_ending_at_or_after(offset);
+  }
   // The leader epoch of the batch holding `offset`, by the epoch cache: nullopt outside [log start, log end) or
   // when no epoch covers it (batches written without one, -1). A batch whose epoch is below the latest one when
   // appended (a client's, through append()) is counted in the epoch then in force.

@@ -11,11 +11,22 @@ namespace {
 constexpr size_t kScanChunkBytes = 1 << 20;
 
 // Walks whole batches from the one holding `from`, below `limit`, while `evict(header)` says yes. Returns the
-// offset after the last evicted batch (or `from` when none was).
+// offset after the last evicted batch (or `from` when none was). Small batches are read a chunk at a time (their
+// CRCs checked); a batch larger than a chunk is judged by its header alone (read twice), since a read serves it
+// whole: a 32 MiB batch at the log start cost 140 ms of the loop at every check (bench/offload_bench.cc).
 Result<int64_t> evict_leading_batches(PartitionLog& log, int64_t from, int64_t limit,
                                       const std::function<bool(const BatchHeader&)>& evict) {
   int64_t target = from;
   while (target < limit) {
+    SLUICE_ASSIGN_OR_RETURN(const std::optional<BatchHeader> next, log.batch_header_containing(target));
+    if (!next.has_value()) break;
+    if (next->size_bytes() > kScanChunkBytes) {
+      SLUICE_PROBE("retention.big_batch_judged_by_header");
+      SLUICE_ASSERT(next->last_offset() >= target);
+      if (next->last_offset() >= limit || !evict(*next)) return target;
+      target = next->last_offset() + 1;
+      continue;
+    }
     SLUICE_ASSIGN_OR_RETURN(ReadResult chunk, log.read(target, kScanChunkBytes, limit));
     if (chunk.records.empty()) break;
     size_t consumed = 0;

@@ -169,12 +169,12 @@ Result<std::optional<BatchHeader>> Segment::batch_header_at_or_after(int64_t tar
   if (generation != cuts_) return cut_during_read(position.value_or(0));
   if (!position.has_value()) return std::optional<BatchHeader>();
   SLUICE_ASSIGN_OR_RETURN(BatchHeader header, header_at(*position));
-  // A header has no CRC over its base offset or epoch, and raft aligns its entries on this answer: a second read
-  // must agree with the first.
+  // A header has no CRC over its base offset or epoch, and raft aligns its entries on this answer (retention
+  // expires by its max timestamp, read here without the batch's CRC): a second read must agree with the first.
   SLUICE_ASSIGN_OR_RETURN(const BatchHeader again, header_at(*position));
   if (generation != cuts_) return cut_during_read(*position);
   if (again.base_offset != header.base_offset || again.partition_leader_epoch != header.partition_leader_epoch ||
-      again.last_offset_delta != header.last_offset_delta) {
+      again.last_offset_delta != header.last_offset_delta || again.max_timestamp != header.max_timestamp) {
     SLUICE_PROBE("segment.header_reads_disagreed");
     return corruption(log_path() + ": two reads of the batch header at byte " + std::to_string(*position) +
                       " disagree");
