@@ -173,6 +173,7 @@ void serve_connection(Broker& broker, Stream& raw_stream) {
   Stream& stream = *watched;
   const std::shared_ptr<ResponseQueue> queue = std::make_shared<ResponseQueue>(broker.env().scheduler, watched);
   protocol::FrameReader reader(stream, broker.config().socket_request_max_bytes, kReadAheadBytes);
+  reader.set_pause([&broker] { broker.env().scheduler.yield(); });
   while (true) {
     stream.set_prompt_acks(queue->unsent > 0);
     Result<std::optional<ByteView>> frame = reader.next();

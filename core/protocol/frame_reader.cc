@@ -42,7 +42,14 @@ void FrameReader::grow_frame(size_t needed, size_t kept, size_t total) {
   if (frame_.capacity() < needed) {
     Bytes grown;
     grown.reserve(std::min(total, std::max(needed, 2 * kept)));  // doubling keeps the copying linear
-    grown.assign(frame_.begin(), frame_.begin() + static_cast<std::ptrdiff_t>(kept));
+    // A slice at a time, pausing between (set_pause): copying 16 MiB into fresh pages is tens of milliseconds.
+    for (size_t at = 0; at < kept;) {
+      const size_t slice = std::min(kept - at, kPauseEveryBytes);
+      grown.insert(grown.end(), frame_.begin() + static_cast<std::ptrdiff_t>(at),
+                   frame_.begin() + static_cast<std::ptrdiff_t>(at + slice));
+      at += slice;
+      if (pause_ && at < kept) pause_();
+    }
     frame_ = std::move(grown);
   }
   frame_.resize(needed);  // zero-fills only bytes no earlier frame reached
@@ -82,7 +89,9 @@ Result<std::optional<ByteView>> FrameReader::next() {
     const size_t chunk = std::max(std::min(total - done, limits::kStreamReadChunkBytes), room);
     grow_frame(done + chunk, done, total);
     SLUICE_TRY(read_exact(stream_, MutableByteView(frame_.data() + done, chunk)));
+    const bool crossed = done / kPauseEveryBytes != (done + chunk) / kPauseEveryBytes;
     done += chunk;
+    if (pause_ && crossed && done < total) pause_();
   }
   return std::optional<ByteView>(ByteView(frame_.data(), total));
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 
 #include "core/base/bytes.h"
@@ -22,6 +23,12 @@ class FrameReader {
   // `read_ahead_bytes` (at least the 4-byte size prefix) bounds what is read past the current frame's start; a
   // frame's bytes beyond what arrived with its prefix are read straight into its buffer, never past its end.
   FrameReader(Stream& stream, size_t max_frame_bytes, size_t read_ahead_bytes);
+
+  // Called after each kPauseEveryBytes of a frame read in one go (a client that sends a 32 MiB request as fast as
+  // loopback allows never makes the read park): the broker yields there, so the copy from the socket does not hold
+  // the event loop from every other connection for the whole frame.
+  static constexpr size_t kPauseEveryBytes = 1024 * 1024;
+  void set_pause(std::function<void()> pause) { pause_ = std::move(pause); }
 
   // The next frame's payload, as read_frame (header.h) describes. The view stays valid until the next call (or the
   // reader's end): the caller handles a frame before reading the next.
@@ -46,6 +53,7 @@ class FrameReader {
   size_t begin_ = 0;  // buffer_[begin_, end_) arrived and is not consumed yet
   size_t end_ = 0;
   Bytes frame_;  // the last frame larger than what arrived with its size prefix; reused for the next such frame
+  std::function<void()> pause_;
 };
 
 }  // namespace sluice::protocol

@@ -98,6 +98,28 @@ TEST(FrameReader, ALargeFrameBufferIsReusedUpToTheKeptSize) {
   EXPECT_LE(kept[0], 2 * size_t{300});
 }
 
+// A big frame read in one go pauses after each kPauseEveryBytes read, and between slices of its buffer's growth
+// (the broker yields there to its other connections); the frame comes out whole either way, and a small one never
+// pauses.
+TEST(FrameReader, ABigFramePausesAfterEachMebibyte) {
+  const size_t big = 3 * FrameReader::kPauseEveryBytes + 1000;
+  const std::vector<Bytes> payloads{payload_of_size(100, 1), payload_of_size(big, 2), payload_of_size(100, 3)};
+  BufferStream stream(frames_of(payloads));
+  FrameReader reader(stream, kDefaultMaxFrameBytes, kReadAhead);
+  size_t pauses = 0;
+  reader.set_pause([&pauses] { ++pauses; });
+  std::vector<size_t> pauses_after;
+  for (const Bytes& payload : payloads) {
+    Result<std::optional<ByteView>> frame = reader.next();
+    ASSERT_TRUE(frame.ok() && frame->has_value());
+    EXPECT_EQ(to_bytes(**frame), payload);
+    pauses_after.push_back(pauses);
+  }
+  EXPECT_EQ(pauses_after[0], 0u) << "a small frame paused";
+  EXPECT_GE(pauses_after[1], 3u) << "at least once a mebibyte read (the buffer's growth pauses too)";
+  EXPECT_EQ(pauses_after[2], pauses_after[1]) << "a small frame paused";
+}
+
 TEST(FrameReader, ReadFrameLeavesTheNextFrameOnTheStream) {
   const Bytes bytes = frames_of({payload_of_size(3, 1), payload_of_size(2, 2)});
   BufferStream stream(bytes);
