@@ -17,6 +17,15 @@
 namespace sluice::sim {
 namespace {
 
+// Firings of BUGGIFY's client.answer-too-late in this process (each site is also a probe of that name).
+uint64_t injected_timeouts() {
+  uint64_t hits = 0;
+  for (const ProbeSite& site : probe_sites()) {
+    if (std::string_view(site.name) == "buggify.client.answer-too-late") hits += site.hits;
+  }
+  return hits;
+}
+
 using namespace std::chrono_literals;
 
 constexpr Duration kSetupLimit = 60s;
@@ -26,7 +35,10 @@ constexpr Duration kSettleBeforeFinalRead = 2s;
 }  // namespace
 
 Simulation::Simulation(const Scenario& scenario, const RunOptions& options)
-    : scenario_(expand(scenario, options.seed)), options_(options), wall_start_(wall_clock_seconds()) {
+    : scenario_(expand(scenario, options.seed)),
+      options_(options),
+      wall_start_(wall_clock_seconds()),
+      injected_timeouts_before_(injected_timeouts()) {
   result_.scenario = scenario_.name;
   result_.seed = options_.seed;
   result_.replay = replay_command(scenario_, options_.seed, options_.mutations);
@@ -188,6 +200,12 @@ RunResult Simulation::finish() {
     result_.fiber_steps = sim.fiber_steps();
     result_.trace_hash = trace_hash();
     sim.set_event_observer(nullptr);
+    if (injected_timeouts() > injected_timeouts_before_) {
+      // A request BUGGIFY answered too late failed as under a fault (a broker's forward of an acks=0 produce among
+      // them: nothing retries that): the run is not one without faults, where nothing sent may be lost. Recorded
+      // after the last operation, so no earlier one counts as following a fault.
+      history_.world({WorldEvent::Kind::kFault, sim.now(), "", "BUGGIFY client.answer-too-late timed requests out", 0});
+    }
     CheckContext ctx{history_, facts_, retention_check_interval_ms_, SimClock::kWallEpochMs, scenario_.brokers};
     const double checks_start = wall_clock_seconds();
     CheckReport checked = run_checkers(ctx, scenario_.checks);

@@ -98,6 +98,7 @@ class Simulation {
   AssertFailureHook previous_hook_;
   bool hooked_ = false;
   double wall_start_ = 0;
+  uint64_t injected_timeouts_before_ = 0;  // BUGGIFY's client.answer-too-late firings before this run
 };
 
 }  // namespace sluice::sim

@@ -71,6 +71,7 @@ TEST(Runner, SeedsThatFoundBugsStillPass) {
       {"interior_corruption.toml", 6659, "a base offset damaged past the log end was answered empty, not refused", true},
       {"disk_full_roll.toml", 8801, "a load refused by a full disk at boot kept the partition offline for good", true},
       {"disk_full_roll.toml", 5127, "KAFKA_STORAGE_ERROR for a batch the .log held was recorded failed", true},
+      {"cluster_follower_produce.toml", 23272, "an acks=0 forward BUGGIFY timed out counted as lost without faults", true},
   };
   for (const Found& f : found) {
     RunOptions options;
