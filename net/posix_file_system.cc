@@ -11,6 +11,7 @@
 #include <array>
 #include <cerrno>
 #include <climits>
+#include <span>
 #include <system_error>
 
 #include "core/base/assert.h"
@@ -83,7 +84,7 @@ SysResult pread_cached(int fd, MutableByteView out, uint64_t offset, bool* at_en
 }
 
 // Writes every part at `offset` on: one pwritev per IOV_MAX parts, resumed after a short write. 0 or an errno.
-int pwritev_fully(int fd, std::vector<iovec>& pending, uint64_t offset) {
+int pwritev_fully(int fd, std::span<iovec> pending, uint64_t offset) {
   uint64_t end = offset;
   size_t first = 0;
   while (first < pending.size()) {
@@ -138,6 +139,8 @@ class PosixFile final : public File {
 
  private:
   Status closed_status() const { return closed("file " + closed_path_ + " is closed"); }
+  // pwrite's and pwrite_gathered's one write path: `bytes` in `parts`, on a worker when that many.
+  Status write_parts(uint64_t offset, std::span<iovec> parts, size_t bytes);
 
   EventLoop& loop_;
   std::shared_ptr<FileHandle> handle_;  // null once closed
@@ -171,8 +174,9 @@ Result<size_t> PosixFile::pread(uint64_t offset, MutableByteView out) {
 }
 
 Status PosixFile::pwrite(uint64_t offset, ByteView data) {
-  const ByteView parts[] = {data};
-  return pwrite_gathered(offset, parts);
+  if (handle_ == nullptr) return closed_status();
+  iovec part{const_cast<uint8_t*>(data.data()), data.size()};  // on the stack: index entries are written this way
+  return write_parts(offset, std::span<iovec>(&part, data.empty() ? 0 : 1), data.size());
 }
 
 Status PosixFile::append(ByteView data) {
@@ -186,9 +190,6 @@ Status PosixFile::append(ByteView data) {
 // stay inline, where the handoff would cost more than the copy.
 constexpr size_t kOffloadedWriteBytes = size_t{1} << 20;
 
-// One pwritev per IOV_MAX parts, resumed after a short write. The parts are borrowed from the calling fiber, which
-// the loop unwinds only after the worker returned (EventLoop::settle); the writer holds its log's append lock, so
-// nobody reads or writes the range meanwhile.
 Status PosixFile::pwrite_gathered(uint64_t offset, std::span<const ByteView> parts) {
   if (handle_ == nullptr) return closed_status();
   std::vector<iovec> pending;
@@ -198,11 +199,17 @@ Status PosixFile::pwrite_gathered(uint64_t offset, std::span<const ByteView> par
     if (!part.empty()) pending.push_back(iovec{const_cast<uint8_t*>(part.data()), part.size()});
     bytes += part.size();
   }
+  return write_parts(offset, pending, bytes);
+}
+
+// The parts are borrowed from the calling fiber, which the loop unwinds only after the worker returned
+// (EventLoop::settle); the writer holds its log's append lock, so nobody reads or writes the range meanwhile.
+Status PosixFile::write_parts(uint64_t offset, std::span<iovec> parts, size_t bytes) {
   const bool offload =
       bytes >= kOffloadedWriteBytes && loop_.scheduler().in_fiber() && loop_.scheduler().offloads();
-  const auto write = [handle = handle_, &pending, offset] { return pwritev_fully(handle->fd, pending, offset); };
+  const auto write = [handle = handle_, parts, offset] { return pwritev_fully(handle->fd, parts, offset); };
   const int err = offload ? loop_.run_blocking(write) : write();
-  if (err != 0) return errno_status(err, "pwritev", handle_ == nullptr ? closed_path_ : handle_->path);
+  if (err != 0) return errno_status(err, "pwrite", handle_ == nullptr ? closed_path_ : handle_->path);
   return Status();
 }
 

@@ -1,7 +1,6 @@
 // Segment's read side: finding a batch by offset, serving whole batches with their CRCs checked, and the timestamp
 // search. Reads pread spans, not headers one by one: a fetch used to cost about 16 preads of 61 bytes.
 #include <algorithm>
-#include <array>
 
 #include "core/base/assert.h"
 #include "core/protocol/error_codes.h"
@@ -31,18 +30,6 @@ Result<Answer> search_released_index(SegmentFileCache& cache, uint64_t key, cons
   SLUICE_PROBE("segment.index_search_fell_back");
   env.log.debug("{}; searching from the segment's start", found.status().to_string());
   return from_start;
-}
-
-using HeaderBytes = std::array<uint8_t, kBatchHeaderBytes>;
-
-// The header at `at`, past the span a read holds. Past max_bytes (a first batch above it was read whole) no batch
-// starting there fits, but its header still checks the base offset of the one before, which nothing else would (a
-// copy of it may have been read higher).
-Result<HeaderBytes> header_bytes_past_span(File& log, uint64_t at, const std::string& path) {
-  HeaderBytes bytes{};
-  SLUICE_ASSIGN_OR_RETURN(size_t got, log.pread(at, MutableByteView(bytes.data(), bytes.size())));
-  if (got != bytes.size()) return corruption(path + ": short read at byte " + std::to_string(at));
-  return bytes;
 }
 
 }  // namespace
@@ -227,18 +214,13 @@ Result<Bytes> Segment::read_batches(uint64_t position, size_t max_bytes, int64_t
   uint64_t end = 0;  // relative to position: the answer is out[0, end)
   int64_t last_offset = -1;
   while (end < available) {
-    ByteView at_end = ByteView(out).subspan(std::min<uint64_t>(end, out.size()));
-    HeaderBytes past{};
-    if (end + kBatchHeaderBytes > out.size()) {
-      if (out.size() == available) {
-        return corruption(log_path() + ": batch header at byte " + std::to_string(position + end) +
-                          " runs past the end");
-      }
-      SLUICE_ASSIGN_OR_RETURN(past, header_bytes_past_span(*log, position + end, log_path()));
-      if (generation != cuts_) return cut_during_read(position);
-      at_end = ByteView(past.data(), past.size());
-    }
-    SLUICE_ASSIGN_OR_RETURN(BatchHeader header, checked_header(at_end, position + end));
+    // Past the span (a first batch above max_bytes was read whole), no batch starting here fits, but its header,
+    // read on its own, still checks the base offset of the one before, which nothing else would (a copy of it may
+    // have been read higher).
+    const bool in_span = end + kBatchHeaderBytes <= out.size();
+    SLUICE_ASSIGN_OR_RETURN(BatchHeader header, in_span ? checked_header(ByteView(out).subspan(end), position + end)
+                                                        : header_at(position + end));
+    if (!in_span && generation != cuts_) return cut_during_read(position);
     // Base offsets lie outside the batch CRC: a damaged one is caught by its place among its neighbours, and by the
     // segment's bounds (the next offset of the append whose index writes are under way counts: it grew size_
     // first). One read past the upper bound would otherwise end the answer empty: the reader would stall there.
