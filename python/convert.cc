@@ -87,10 +87,10 @@ py::list operations_list(const History& history) {
     d["high_watermark"] = op.high_watermark;
     d["log_start"] = op.log_start_offset;
     d["records"] = records_list(op.records);
-    if (!op.group.empty()) {
-      d["group"] = op.group;
-      d["generation"] = op.generation;
-      d["offsets"] = offsets_dict(op.offsets);
+    if (const OperationDetails& details = op.details(); !details.group.empty()) {
+      d["group"] = details.group;
+      d["generation"] = details.generation;
+      d["offsets"] = offsets_dict(details.offsets);
     }
     out.append(std::move(d));
   }

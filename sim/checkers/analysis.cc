@@ -103,7 +103,7 @@ void ObservationsByOffset::seal() {
 }
 
 void Analysis::observe(const PartitionKey& key, int64_t offset, const RecordView& r, Instant at, const Operation* op) {
-  observations_[key].add(offset, Observation{r.tombstone ? 0 : r.value_digest, r.key, at, op});
+  observations_[key].add(offset, Observation{r.tombstone ? 0 : r.value_digest, &r, at, op});
 }
 
 void Analysis::index_ops() {
@@ -249,8 +249,8 @@ std::pair<int64_t, int64_t> Analysis::config_range(const std::string& topic, con
     const Operation& op = *alter;
     if (op.invoked_at > t) break;
     if (op.tp.topic != topic) continue;
-    auto found = op.config.find(key);
-    if (found == op.config.end() || found->second.empty()) continue;
+    auto found = op.details().config.find(key);
+    if (found == op.details().config.end() || found->second.empty()) continue;
     int64_t value = std::stoll(found->second);
     if (value < 0) value = INT64_MAX;  // retention.ms / retention.bytes -1: unlimited
     least = std::min(least, value);

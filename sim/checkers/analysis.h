@@ -32,11 +32,13 @@ struct Write {
 };
 
 // A record some client saw at an offset: a fetch or final read returned it, or a produce was acknowledged with it.
+// Points into the history, which outlives the analysis.
 struct Observation {
   uint64_t digest = 0;  // 0: tombstone (then key tells it apart)
-  std::optional<std::string> key;
+  const RecordView* record = nullptr;
   Instant at{};
   const Operation* op = nullptr;
+  const std::optional<std::string>& key() const { return record->key; }
 };
 
 // Every observation of one partition, grouped by offset in increasing order; at one offset, in history order.

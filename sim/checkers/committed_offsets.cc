@@ -14,17 +14,17 @@ void check_committed_offsets(const Analysis& a, CheckReport& report) {
   std::map<Slot, std::vector<const Operation*>> commits;
   for (const Operation& op : a.ctx().history.ops()) {
     if (op.kind != OpKind::kCommit) continue;
-    for (const auto& [tp, offset] : op.offsets) commits[{op.group, tp}].push_back(&op);
+    for (const auto& [tp, offset] : op.details().offsets) commits[{op.details().group, tp}].push_back(&op);
   }
   for (const Operation& fetched : a.ctx().history.ops()) {
     if (fetched.kind != OpKind::kCommitted || fetched.outcome != Outcome::kOk) continue;
-    for (const auto& [tp, value] : fetched.offsets) {
-      const std::vector<const Operation*>& sent = commits[{fetched.group, tp}];
+    for (const auto& [tp, value] : fetched.details().offsets) {
+      const std::vector<const Operation*>& sent = commits[{fetched.details().group, tp}];
       int64_t last_acked = -1;
       const Operation* last_acked_op = nullptr;
       bool value_was_sent = value == -1;
       for (const Operation* c : sent) {
-        const int64_t offset = c->offsets.at(tp);
+        const int64_t offset = c->details().offsets.at(tp);
         if (c->invoked_at <= fetched.completed_at && c->outcome != Outcome::kFailed && offset == value) {
           value_was_sent = true;
         }
@@ -37,14 +37,14 @@ void check_committed_offsets(const Analysis& a, CheckReport& report) {
       // A commit of this very value that the coordinator may have applied after the last acknowledged one.
       bool applied_later = false;
       for (const Operation* c : sent) {
-        if (c == last_acked_op || c->outcome == Outcome::kFailed || c->offsets.at(tp) != value) continue;
+        if (c == last_acked_op || c->outcome == Outcome::kFailed || c->details().offsets.at(tp) != value) continue;
         if (c->invoked_at > fetched.completed_at || last_acked_op == nullptr) continue;
         if (!c->completed || c->completed_at >= last_acked_op->invoked_at) applied_later = true;
       }
       if (!value_was_sent) {
         report_violation(report, "committed-offsets",
                          fmt::format("{} answered offset {} for {} of group {}, which no member committed there",
-                                     describe(fetched), value, tp.to_string(), fetched.group));
+                                     describe(fetched), value, tp.to_string(), fetched.details().group));
         continue;
       }
       if (value >= last_acked || applied_later) continue;
@@ -56,7 +56,7 @@ void check_committed_offsets(const Analysis& a, CheckReport& report) {
       }
       report_violation(report, "committed-offsets",
                        fmt::format("{} answered offset {} for {} of group {}, below {} acknowledged by {}",
-                                   describe(fetched), value, tp.to_string(), fetched.group, last_acked,
+                                   describe(fetched), value, tp.to_string(), fetched.details().group, last_acked,
                                    describe(*last_acked_op)));
     }
   }

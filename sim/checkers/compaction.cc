@@ -40,7 +40,7 @@ std::map<PartitionKey, KeyIndex> index_compacted(const Analysis& a) {
     if (facts == nullptr || !facts->compacted) continue;
     for (const auto& [offset, seen] : offsets) {
       for (const Observation& o : seen) {
-        if (o.key) index[key].offsets_by_key[*o.key].insert(offset);
+        if (o.key()) index[key].offsets_by_key[*o.key()].insert(offset);
       }
     }
   }
@@ -140,7 +140,7 @@ void check_tables(const Analysis& a, CheckReport& report) {
   for (const Operation& table : a.ctx().history.ops()) {
     if (table.kind != OpKind::kTable || table.outcome != Outcome::kOk) continue;
     report.count("tables rebuilt by cold-start readers");
-    for (const auto& entry : table.table) {
+    for (const auto& entry : table.details().table) {
       const std::string& key_name = entry.first;
       // The key's latest acknowledged write anywhere: a tombstone means the reader kept a deleted key.
       const Write* latest = nullptr;

@@ -16,7 +16,7 @@
 namespace sluice::sim {
 namespace {
 
-bool same_record(const Observation& x, const Observation& y) { return x.digest == y.digest && x.key == y.key; }
+bool same_record(const Observation& x, const Observation& y) { return x.digest == y.digest && x.key() == y.key(); }
 
 // An acknowledgement of acks=1 or 0: the leader had the record, maybe no other replica.
 bool only_leader_had(const Observation& o) {
@@ -24,7 +24,7 @@ bool only_leader_had(const Observation& o) {
 }
 
 std::string what(const Observation& o) {
-  return o.digest == 0 ? fmt::format("tombstone of key {}", o.key.value_or("?")) : fmt::format("{:016x}", o.digest);
+  return o.digest == 0 ? fmt::format("tombstone of key {}", o.key().value_or("?")) : fmt::format("{:016x}", o.digest);
 }
 
 void check_one_record_per_offset(const Analysis& a, CheckReport& report) {
@@ -143,7 +143,7 @@ void check_phantoms(const Analysis& a, CheckReport& report) {
           why = "no client ever wrote it";
         } else if (w->op->tp.topic != key.topic || w->op->tp.partition != key.partition) {
           why = "it was written to " + w->op->tp.to_string();
-        } else if (w->record().key != o.key) {
+        } else if (w->record().key != o.key()) {
           why = fmt::format("it was written with key {}", w->record().key.value_or("(none)"));
         } else if (w->op->completed && w->op->outcome == Outcome::kFailed) {
           why = "its write was reported failed: " + describe(*w->op);

@@ -83,6 +83,42 @@ std::string_view world_event_name(WorldEvent::Kind kind) {
   SLUICE_UNREACHABLE();
 }
 
+Operation::Operation(const Operation& other)
+    : id(other.id),
+      process(other.process),
+      kind(other.kind),
+      outcome(other.outcome),
+      invoked_at(other.invoked_at),
+      completed_at(other.completed_at),
+      completed(other.completed),
+      tp(other.tp),
+      error_code(other.error_code),
+      error(other.error),
+      acks(other.acks),
+      idempotent(other.idempotent),
+      attempts(other.attempts),
+      records(other.records),
+      offset(other.offset),
+      result_offset(other.result_offset),
+      high_watermark(other.high_watermark),
+      log_start_offset(other.log_start_offset),
+      details_(other.details_ ? std::make_unique<OperationDetails>(*other.details_) : nullptr) {}
+
+Operation& Operation::operator=(const Operation& other) {
+  if (this != &other) *this = Operation(other);
+  return *this;
+}
+
+const OperationDetails& Operation::details() const {
+  static const OperationDetails kNone;
+  return details_ ? *details_ : kNone;
+}
+
+OperationDetails& Operation::edit_details() {
+  if (!details_) details_ = std::make_unique<OperationDetails>();
+  return *details_;
+}
+
 uint64_t History::invoke(Operation op, Instant now) {
   op.id = ops_.size();
   op.invoked_at = now;
@@ -109,7 +145,9 @@ uint64_t History::digest() const {
     fold(h, static_cast<uint64_t>(o.offset) ^ (static_cast<uint64_t>(o.error_code) << 48));
     fold(h, static_cast<uint64_t>(o.result_offset));
     for (const RecordView& r : o.records) fold(h, r.value_digest ^ static_cast<uint64_t>(r.offset));
-    for (const auto& [tp, offset] : o.offsets) fold(h, static_cast<uint64_t>(offset) ^ digest_of(as_bytes(tp.topic)));
+    for (const auto& [tp, offset] : o.details().offsets) {
+      fold(h, static_cast<uint64_t>(offset) ^ digest_of(as_bytes(tp.topic)));
+    }
   }
   for (const WorldEvent& e : events_) {
     fold(h, static_cast<uint64_t>(e.kind));
@@ -146,19 +184,20 @@ std::string to_json(const Operation& op) {
   if (op.result_offset >= 0) json.add("result_offset", op.result_offset);
   if (op.high_watermark >= 0) json.add("high_watermark", op.high_watermark);
   if (op.log_start_offset >= 0) json.add("log_start", op.log_start_offset);
-  if (!op.group.empty()) json.add("group", op.group);
-  if (!op.member.empty()) json.add("member", op.member);
-  if (op.generation >= 0) json.add("generation", static_cast<int64_t>(op.generation));
-  if (!op.offsets.empty()) add_offsets(json, op.offsets);
+  const OperationDetails& details = op.details();
+  if (!details.group.empty()) json.add("group", details.group);
+  if (!details.member.empty()) json.add("member", details.member);
+  if (details.generation >= 0) json.add("generation", static_cast<int64_t>(details.generation));
+  if (!details.offsets.empty()) add_offsets(json, details.offsets);
   if (!op.records.empty()) add_records(json, op.records);
-  if (!op.config.empty()) {
+  if (!details.config.empty()) {
     JsonObject config;
-    for (const auto& [key, value] : op.config) config.add(key, value);
+    for (const auto& [key, value] : details.config) config.add(key, value);
     json.add_raw("config", config.str());
   }
-  if (!op.table.empty()) {
+  if (!details.table.empty()) {
     JsonObject table;
-    for (const auto& [key, digest] : op.table) table.add(key, fmt::format("{:016x}", digest));
+    for (const auto& [key, digest] : details.table) table.add(key, fmt::format("{:016x}", digest));
     json.add_raw("table", table.str());
   }
   return json.str();

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <deque>
@@ -51,6 +52,21 @@ struct RecordView {
   int64_t batch_max_timestamp_ms = -1;
 };
 
+// What only group and admin operations carry. Most operations are produces and fetches, and these fields were half
+// of every operation's size (a run keeps hundreds of thousands of them).
+struct OperationDetails {
+  // kJoin / kCommit / kCommitted
+  std::string group;
+  std::string member;
+  int32_t generation = -1;
+  std::map<TopicPartitionId, int64_t> offsets;  // commit: what was committed; committed: what came back
+
+  // kAlterConfig / kCreateTopic
+  std::map<std::string, std::string> config;
+  // kTable: key -> value digest
+  std::map<std::string, uint64_t> table;
+};
+
 struct Operation {
   uint64_t id = 0;
   std::string process;  // the workload instance, e.g. "producer-1" or "group-g1/2"
@@ -76,16 +92,18 @@ struct Operation {
   int64_t high_watermark = -1;
   int64_t log_start_offset = -1;
 
-  // kJoin / kCommit / kCommitted
-  std::string group;
-  std::string member;
-  int32_t generation = -1;
-  std::map<TopicPartitionId, int64_t> offsets;  // commit: what was committed; committed: what came back
+  Operation() = default;
+  Operation(const Operation& other);
+  Operation& operator=(const Operation& other);
+  Operation(Operation&&) = default;
+  Operation& operator=(Operation&&) = default;
 
-  // kAlterConfig / kCreateTopic
-  std::map<std::string, std::string> config;
-  // kTable: key -> value digest
-  std::map<std::string, uint64_t> table;
+  // The group and admin fields: empty ones unless edit_details() wrote some.
+  const OperationDetails& details() const;
+  OperationDetails& edit_details();
+
+ private:
+  std::unique_ptr<OperationDetails> details_;
 };
 
 // What the world did to a broker node.

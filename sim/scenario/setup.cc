@@ -59,7 +59,7 @@ bool create_topics(RunWorld& world, const Scenario& s, History& history, Duratio
         op.process = "setup";
         op.kind = OpKind::kCreateTopic;
         op.tp = client::TopicPartitionId{t.name, -1};
-        op.config = t.config;
+        op.edit_details().config = t.config;
         const uint64_t id = history.invoke(std::move(op), env.clock.now());
         const int16_t replicas =
             static_cast<int16_t>(t.replication_factor > 0 ? t.replication_factor : std::min(s.brokers, 3));

@@ -45,7 +45,7 @@ class AdminWorkload final : public Workload {
     op.process = name_;
     op.kind = action.kind;
     op.tp = client::TopicPartitionId{action.topic, action.kind == OpKind::kDeleteRecords ? action.partition : -1};
-    op.config = action.config;
+    op.edit_details().config = action.config;
     const uint64_t id = ctx_.history.invoke(std::move(op), env.clock.now());
     Status status;
     int64_t result = -1;

@@ -75,9 +75,10 @@ class GroupWorkload final : public Workload {
     Operation op;
     op.process = process(i);
     op.kind = kind;
-    op.group = spec_.group;
-    op.member = member.member_id();
-    op.generation = member.generation();
+    OperationDetails& details = op.edit_details();
+    details.group = spec_.group;
+    details.member = member.member_id();
+    details.generation = member.generation();
     return op;
   }
 
@@ -107,9 +108,10 @@ class GroupWorkload final : public Workload {
     const Status joined = member.join(env.clock.now() + kJoinDeadline);
     Operation& op = ctx_.history.op(id);
     settle_from_status(op, joined);
-    op.member = member.member_id();
-    op.generation = member.generation();
-    for (const auto& tp : member.assignment()) op.offsets[tp] = -1;
+    OperationDetails& details = op.edit_details();
+    details.member = member.member_id();
+    details.generation = member.generation();
+    for (const auto& tp : member.assignment()) details.offsets[tp] = -1;
     ctx_.history.complete(id, env.clock.now());
     if (!joined.ok()) return false;
     MemberState& state = members_[i];
@@ -145,7 +147,7 @@ class GroupWorkload final : public Workload {
     Result<std::map<client::TopicPartitionId, int64_t>> committed = member.committed(member.assignment());
     Operation& op = ctx_.history.op(id);
     settle_from_status(op, committed.status());
-    if (committed.ok()) op.offsets = *committed;
+    if (committed.ok()) op.edit_details().offsets = *committed;
     ctx_.history.complete(id, env.clock.now());
     return committed;
   }
@@ -195,7 +197,7 @@ class GroupWorkload final : public Workload {
               const std::map<client::TopicPartitionId, int64_t>& positions) {
     if (positions.empty()) return;
     Operation op = group_op(i, OpKind::kCommit, member);
-    op.offsets = positions;
+    op.edit_details().offsets = positions;
     const uint64_t id = ctx_.history.invoke(std::move(op), env.clock.now());
     const Status committed = member.commit(positions);
     Operation& o = ctx_.history.op(id);

@@ -54,7 +54,7 @@ class TableWorkload final : public Workload {
     }
     Operation& op = ctx_.history.op(id);
     op.outcome = complete ? Outcome::kOk : Outcome::kFailed;
-    if (complete) op.table = std::move(table);
+    if (complete) op.edit_details().table = std::move(table);
     ctx_.history.complete(id, env.clock.now());
     if (complete) {
       ++tables_;

@@ -72,8 +72,8 @@ class HistoryBuilder {
     Operation op;
     op.process = "member";
     op.kind = OpKind::kCommit;
-    op.group = group;
-    op.offsets[tp] = offset;
+    op.edit_details().group = group;
+    op.edit_details().offsets[tp] = offset;
     op.outcome = outcome;
     const uint64_t id = history.invoke(std::move(op), at(when));
     history.complete(id, at(when + 1ms));
@@ -83,8 +83,8 @@ class HistoryBuilder {
     Operation op;
     op.process = "member";
     op.kind = OpKind::kCommitted;
-    op.group = group;
-    op.offsets[tp] = offset;
+    op.edit_details().group = group;
+    op.edit_details().offsets[tp] = offset;
     op.outcome = Outcome::kOk;
     const uint64_t id = history.invoke(std::move(op), at(when));
     history.complete(id, at(when + 1ms));
