@@ -84,10 +84,8 @@ Status ClusterNode::start() {
       env_, options_.node_id, options_.host_options,
       [this](raft::NodeId to, std::vector<raft::Envelope> batch) { transport_->send(to, std::move(batch)); },
       [this](raft::GroupId group, raft::Index first, const raft::Entry& entry) { apply(group, first, entry); });
-  raft::GroupHooks hooks;
-  hooks.apply_entries = true;
-  // The metadata is every node's ground truth: it counts only what a quorum has synced, whatever the host's default.
-  host_->add_group(kMetadataGroup, membership, *storage_, raft::CommitMode::kPersisted, std::move(hooks));
+  metadata_membership_ = membership;
+  add_metadata_group();
   // Raised by the Raft from the stored one, and stored (synced) by the host's first round before any message of the
   // group leaves: no entry can name this incarnation unless it is durable, so a later start never reuses it.
   incarnation_ = host_->raft(kMetadataGroup)->hard_state().incarnation;
@@ -99,6 +97,38 @@ Status ClusterNode::start() {
   }
   host_->start();
   registrar_ = env_.scheduler.spawn("cluster-register", [this] { register_loop(); });
+  return Status();
+}
+
+void ClusterNode::add_metadata_group() {
+  raft::GroupHooks hooks;
+  hooks.apply_entries = true;
+  hooks.on_stopped = [this](const Status&) { poke(); };  // the reconciler may start it again (restart_metadata_group)
+  // The metadata is every node's ground truth: it counts only what a quorum has synced, whatever the host's default.
+  host_->add_group(kMetadataGroup, metadata_membership_, *storage_, raft::CommitMode::kPersisted, std::move(hooks));
+}
+
+bool ClusterNode::metadata_stopped_for_space() const {
+  return storage_ == nullptr ? reopen_refused_for_space_ : storage_->stopped_for_space();
+}
+
+Status ClusterNode::restart_metadata_group() {
+  SLUICE_ASSERT_MSG(env_.scheduler.in_fiber(), "remove_group waits for the driver: call it from a fiber");
+  SLUICE_ASSERT(metadata_stopped_for_space());
+  host_->remove_group(kMetadataGroup);  // nothing reads the old storage once this returns (unknown ids: a no-op)
+  storage_.reset();
+  Result<std::unique_ptr<raft::FileGroupStorage>> opened = raft::FileGroupStorage::open(env_.fs, options_.metadata_dir);
+  if (!opened.ok()) {
+    // Refused for space again: tried again later. Otherwise the node serves what it has until a restart.
+    reopen_refused_for_space_ = opened.status().code() == Code::kNoSpace;
+    return Status(opened.status().code(),
+                  "cluster metadata in " + options_.metadata_dir + " did not open again: " + opened.status().message());
+  }
+  storage_ = std::move(*opened);
+  SLUICE_PROBE("cluster.metadata_group_restarted_after_no_space");
+  // The image keeps what it applied: the host applies the log again from its start, and apply() skips that part.
+  // Proposal ids keep this process's incarnation, so the filter still knows this node's copies.
+  add_metadata_group();
   return Status();
 }
 
@@ -184,6 +214,12 @@ void ClusterNode::apply(raft::GroupId group, raft::Index first, const raft::Entr
   // false); a group that does is not this node's to interpret.
   if (group != kMetadataGroup) return;
   SLUICE_ASSERT(entry.count >= 1);
+  // A restarted metadata group (restart_metadata_group) applies its log again from the start: committed entries
+  // never change, so what the image holds is skipped.
+  if (first + entry.count - 1 <= image_.applied_index()) {
+    SLUICE_ASSERT(first >= 1);
+    return;
+  }
   // The image's applied index is the raft group's: the entry's last index (metadata entries cover one index, but a
   // node's forward can name any count, and every node must apply it alike).
   apply_metadata(first + entry.count - 1, entry.payload);
@@ -313,10 +349,16 @@ void ClusterNode::on_applied(AppliedCallback callback) {
 }
 
 bool ClusterNode::wait_for_change(uint64_t seen, Instant deadline) {
-  while (version_ <= seen && !stopping_) {
+  const uint64_t pokes = pokes_;
+  while (version_ <= seen && pokes_ == pokes && !stopping_) {
     if (!changed_.wait_until(deadline)) break;
   }
   return version_ > seen;
+}
+
+void ClusterNode::poke() {
+  ++pokes_;
+  changed_.notify_all();
 }
 
 bool ClusterNode::wait_applied(metadata::Index index, Instant deadline) {

@@ -104,8 +104,16 @@ class ClusterNode {
   void on_applied(AppliedCallback callback);
   // Counts the applied metadata entries (empty and refused ones too): it moves whenever image() may have.
   uint64_t version() const { return version_; }
-  // Waits until version() > seen; false at the deadline or when the node stops.
+  // The metadata group stopped because the disk refused space (raft::FileGroupStorage::stopped_for_space).
+  bool metadata_stopped_for_space() const;
+  // Takes that group out of the host and adds it again on its directory opened again, as a restart of the node
+  // would; a disk still full stops it again. From a fiber of the node. REQUIRES: metadata_stopped_for_space().
+  Status restart_metadata_group();
+  // Waits until version() > seen; false at the deadline, when the node stops, or when poke() is called.
   bool wait_for_change(uint64_t seen, Instant deadline);
+  // Ends the waits of wait_for_change early (something besides the image wants a look: a raft group stopped).
+  // Never suspends.
+  void poke();
   // Waits until the image has applied `index`; false at the deadline or when the node stops.
   bool wait_applied(metadata::Index index, Instant deadline);
 
@@ -126,11 +134,14 @@ class ClusterNode {
   std::vector<Status> apply_batch(metadata::Index index, const metadata::Batch& batch);
   void settle_own(const ProposalId& id, std::vector<Status> outcomes);
   void register_loop();
+  void add_metadata_group();  // to the host, on storage_
   metadata::RegisterBroker registration() const;
 
   Env env_;
   ClusterNodeOptions options_;
   std::unique_ptr<raft::FileGroupStorage> storage_;
+  raft::Membership metadata_membership_;
+  bool reopen_refused_for_space_ = false;  // restart_metadata_group could not open the directory again: no space
   std::unique_ptr<raft::RaftTransport> transport_;
   std::unique_ptr<raft::RaftHost> host_;  // after the transport: destroyed first (its driver sends through it)
   metadata::MetadataImage image_;
@@ -140,6 +151,7 @@ class ClusterNode {
   std::map<uint64_t, std::shared_ptr<Pending>> pending_;  // this process's open proposals, by current sequence
   std::vector<AppliedCallback> observers_;
   uint64_t version_ = 0;
+  uint64_t pokes_ = 0;
   WaitQueue changed_;
   FiberRef registrar_;
   size_t in_flight_ = 0;  // propose() calls under way

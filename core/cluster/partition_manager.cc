@@ -101,12 +101,42 @@ Result<std::shared_ptr<Partition>> PartitionManager::replicate(const storage::To
   storage->partition_raft_log().on_cut_below_high_watermark([weak](int64_t end_offset) {
     if (const std::shared_ptr<Partition> self = weak.lock()) self->on_committed_cut(end_offset);
   });
-  host.add_group(group, membership, *storage, mode, partition->hooks());
+  raft::GroupHooks hooks = partition->hooks();
+  hooks.on_stopped = [this](const Status&) {
+    if (on_group_stopped_) on_group_stopped_();
+  };
+  host.add_group(group, membership, *storage, mode, std::move(hooks));
   group_storage_[tp] = std::move(storage);
   std::shared_ptr<Partition>& slot = partitions_[tp];
   if (slot != nullptr) slot->notify_appended();  // long polls on the replaced object read the new one
   slot = partition;
   return partition;
+}
+
+std::vector<storage::TopicPartition> PartitionManager::stopped_for_space() const {
+  std::vector<storage::TopicPartition> stopped;
+  for (const auto& [tp, storage] : group_storage_) {
+    if (storage->stopped_for_space()) stopped.push_back(tp);
+  }
+  return stopped;
+}
+
+Result<std::shared_ptr<Partition>> PartitionManager::restart_group(const storage::TopicPartition& tp) {
+  auto storage = group_storage_.find(tp);
+  SLUICE_ASSERT(storage != group_storage_.end());
+  SLUICE_ASSERT(storage->second->stopped_for_space());
+  const std::shared_ptr<Partition> partition = find(tp);
+  SLUICE_ASSERT(partition != nullptr);
+  SLUICE_ASSERT(partition->replica_group_.has_value());
+  const ReplicaGroup group = *partition->replica_group_;
+  SLUICE_ASSERT(group.host != nullptr);
+  // The host reads the group's storage until the group is out; the log stays open (and findable) throughout.
+  group.host->remove_group(group.group);
+  if (group_storage_.erase(tp) == 0 || find(tp) != partition) {
+    return Status(Code::kNotFound, tp.to_string() + " was removed while its raft group stopped");
+  }
+  SLUICE_PROBE("partition_manager.group_restarted_after_no_space");
+  return replicate(tp, *group.host, group.group, group.replicas);
 }
 
 Status PartitionManager::remove(const storage::TopicPartition& tp) {

@@ -66,6 +66,15 @@ class PartitionManager {
   // is not yet replicated.
   Result<std::shared_ptr<Partition>> replicate(const storage::TopicPartition& tp, raft::RaftHost& host,
                                                raft::GroupId group, std::vector<int32_t> replicas);
+  // Replicated partitions whose raft group stopped because the disk refused space
+  // (PartitionGroupStorage::stopped_for_space).
+  std::vector<storage::TopicPartition> stopped_for_space() const;
+  // Takes such a partition's group out of its host and adds it again on the same log and hard state, as a restart
+  // of the node would: its raft state is read again from the disk. A disk still full stops it again. From a fiber
+  // of the node. REQUIRES: stopped_for_space() lists `tp`.
+  Result<std::shared_ptr<Partition>> restart_group(const storage::TopicPartition& tp);
+  // Called (on the raft host's driver: it must not suspend) whenever a replica's raft group stops on a storage error.
+  void set_on_group_stopped(std::function<void()> callback) { on_group_stopped_ = std::move(callback); }
   // Gone for lookups at once, then (replicated) its raft group leaves the host, then its log is closed and its
   // directory removed. kNotFound when absent. A replicated partition's removal waits for the host's driver: from a
   // fiber of the node.
@@ -94,6 +103,7 @@ class PartitionManager {
   std::map<storage::TopicPartition, std::shared_ptr<Partition>> partitions_;
   // A replicated partition's raft storage (its log and hard state), which its host reads until it stops.
   std::map<storage::TopicPartition, std::unique_ptr<PartitionGroupStorage>> group_storage_;
+  std::function<void()> on_group_stopped_;
 };
 
 }  // namespace sluice::cluster

@@ -75,6 +75,9 @@ class PartitionRaftLog final : public raft::RaftLog {
   // trade-off of a `replicated` group (core/raft/README.md), and the high watermark goes back with them.
   void on_cut_below_high_watermark(std::function<void(int64_t end_offset)> hook) { cut_hook_ = std::move(hook); }
   const Status& status() const { return failure_; }
+  // Poisoned by a disk refusing space while the partition log stayed online: a failed write leaves that log as it
+  // was (anything it could not undo takes it offline), so the group may start again on it once space returns.
+  bool stopped_for_space() const { return failure_.code() == Code::kNoSpace && !log_.offline(); }
   storage::PartitionLog& partition_log() { return log_; }
 
  private:
@@ -123,6 +126,9 @@ class PartitionGroupStorage final : public raft::GroupStorage {
   bool clean_start() const override { return clean_start_; }
 
   PartitionRaftLog& partition_raft_log() { return log_; }
+  // The log stopped for space (above) and the hard state never failed: what is on disk is the group's, as after a
+  // restart of the node.
+  bool stopped_for_space() const { return log_.stopped_for_space() && hard_state_.status().ok(); }
 
  private:
   PartitionGroupStorage(Env env, storage::PartitionLog& log, int32_t node_id, raft::HardStateFile hard_state)

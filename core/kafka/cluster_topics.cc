@@ -80,6 +80,7 @@ ClusterTopics::~ClusterTopics() {
       SLUICE_ASSERT(!reconciler_ || reconciler_.done());
     }
   }
+  partitions_.set_on_group_stopped({});
   node_.reset();  // joins the host's driver, which calls into the partitions' hooks
 }
 
@@ -94,6 +95,10 @@ Status ClusterTopics::start() {
   }
   env_.log.info("cluster mode: node {} of {} voters, raft on {}, metadata in {}", config_.node_id,
                 config_.controller_quorum_voters.size(), raft.to_string(), join_path(data_dir_, kMetadataDir));
+  // A replica's raft group stopped: the reconciler looks at once (one stopped for space starts again).
+  partitions_.set_on_group_stopped([this] {
+    if (node_ != nullptr) node_->poke();
+  });
   reconciler_ = env_.scheduler.spawn("cluster-reconcile", [this] { reconcile_loop(); });
   reporter_ = env_.scheduler.spawn("cluster-leaders", [this] { report_loop(); });
   return Status();
@@ -183,6 +188,7 @@ void ClusterTopics::reconcile_loop() {
   bool ok = true;
   while (!stopping_) {
     const uint64_t seen = node_->version();
+    restart_metadata_group_stopped_for_space();
     // Nothing moves before this node's registration is applied: only then does the image hold everything
     // committed before this start (the metadata log replays from index 1).
     if (node_->registered()) {
@@ -200,6 +206,7 @@ void ClusterTopics::reconcile_loop() {
 }
 
 bool ClusterTopics::awaiting_space() const {
+  if (node_->metadata_stopped_for_space() || !partitions_.stopped_for_space().empty()) return true;
   for (const storage::TopicPartition& tp : partitions_.offline_partitions()) {
     const storage::LogManager::OfflinePartition* offline = partitions_.offline(tp);
     if (offline != nullptr && offline->reason.code() == Code::kNoSpace) return true;
@@ -209,6 +216,7 @@ bool ClusterTopics::awaiting_space() const {
 
 bool ClusterTopics::reconcile() {
   bool ok = remove_strays();
+  restart_groups_stopped_for_space();
   // A copy: the image moves while partitions are made (each suspends on the disk).
   const std::map<std::string, TopicImage, std::less<>> topics = image().topics();
   for (const auto& [name, topic] : topics) {
@@ -221,6 +229,37 @@ bool ClusterTopics::reconcile() {
     ok = follow_topic(topic) && ok;
   }
   return ok;
+}
+
+// A raft group stopped because the disk refused space starts again on its log, which that refusal left as it was
+// (core/raft/README.md, Fail-stop): at once the first time, then at most once a retry pass while the disk stays full
+// and stops it again. Other storage errors keep a group stopped until the node restarts.
+void ClusterTopics::restart_groups_stopped_for_space() {
+  const Instant now = env_.clock.now();
+  std::erase_if(restarted_at_, [now](const auto& entry) { return now - entry.second > 2 * kRetryPass; });
+  for (const storage::TopicPartition& tp : partitions_.stopped_for_space()) {
+    if (stopping_) return;
+    auto [last, first_time] = restarted_at_.try_emplace(tp, now);
+    if (!first_time && now - last->second < kRetryPass) continue;
+    last->second = now;
+    env_.log.info("{}: its raft group stopped for lack of space; starting it again", tp.to_string());
+    if (Status s = partitions_.restart_group(tp).status(); !s.ok()) {
+      env_.log.warn("{}: its raft group did not start again: {}", tp.to_string(), s.to_string());
+    }
+  }
+}
+
+// The metadata group likewise, before the pass that waits for this node's registration: at once, then at most once
+// a retry pass while the disk stays full.
+void ClusterTopics::restart_metadata_group_stopped_for_space() {
+  if (stopping_ || !node_->metadata_stopped_for_space()) return;
+  const Instant now = env_.clock.now();
+  if (metadata_restarted_at_.has_value() && now - *metadata_restarted_at_ < kRetryPass) return;
+  metadata_restarted_at_ = now;
+  env_.log.info("the cluster metadata's raft group stopped for lack of space; starting it again");
+  if (Status s = node_->restart_metadata_group(); !s.ok()) {
+    env_.log.warn("the cluster metadata's raft group did not start again: {}", s.to_string());
+  }
 }
 
 // Topics and partitions the image no longer holds here: deleted topics (or an older topic of a name made again),

@@ -28,6 +28,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -133,7 +134,12 @@ class ClusterTopics {
   void reconcile_loop();
   // One pass; false when something failed (the next pass retries it).
   bool reconcile();
-  bool awaiting_space() const;  // a replica here is offline for lack of space: reconcile again soon
+  // A replica here is offline, or its raft group stopped, for lack of space: reconcile again soon.
+  bool awaiting_space() const;
+  void restart_groups_stopped_for_space();
+  void restart_metadata_group_stopped_for_space();
+  std::map<storage::TopicPartition, Instant> restarted_at_;  // recent restarts of groups stopped for space
+  std::optional<Instant> metadata_restarted_at_;
   bool remove_strays();
   const char* stray_reason(const storage::TopicPartition& tp, const std::string& topic_id) const;
   bool follow_topic(const cluster::metadata::TopicImage& topic);

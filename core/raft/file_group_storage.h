@@ -26,6 +26,9 @@ class FileGroupStorage final : public GroupStorage {
   Status status() const override;
 
   const FileRaftLog& file_log() const { return *log_; }
+  // The log stopped for space (FileRaftLog::stopped_for_space) and the hard state never failed: opening the
+  // directory again gives the group what it had, as a restart of the node would.
+  bool stopped_for_space() const { return log_->stopped_for_space() && hard_state_.status().ok(); }
 
  private:
   FileGroupStorage(std::unique_ptr<FileRaftLog> log, HardStateFile hard_state)

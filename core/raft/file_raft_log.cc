@@ -186,7 +186,11 @@ void FileRaftLog::append(Index at, std::span<const Entry> entries) {
     SLUICE_ASSERT(entry.payload.size() <= kRaftPayloadBytesMax);
     previous = entry.term;
   }
-  if (!failed()) fail(write_records(entries));
+  if (!failed()) {
+    Status written = write_records(entries);
+    append_refused_for_space_ = written.code() == Code::kNoSpace;
+    fail(std::move(written));
+  }
   if (failed()) {
     // Kept in memory so the state machine sees the append it made; never on disk, never durable.
     for (const Entry& entry : entries) {

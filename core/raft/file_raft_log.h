@@ -71,6 +71,10 @@ class FileRaftLog final : public RaftLog {
   // Ok, or the error that poisoned the log.
   const Status& status() const { return failure_; }
   bool failed() const { return !failure_.ok(); }
+  // Poisoned by an append the disk refused for space. An append writes only past the file's end, so the records
+  // before it are as they were and anything it left is a torn tail that opening the file again cuts: the group
+  // may start again on a reopened log (its syncs never failed, so what it read durable is durable).
+  bool stopped_for_space() const { return failed() && append_refused_for_space_; }
   const FileRaftLogRecovery& recovery() const { return recovery_; }
   // The file's size as this log has written it (the end of the last record written).
   uint64_t end_offset() const { return end_offset_; }
@@ -106,6 +110,7 @@ class FileRaftLog final : public RaftLog {
   Index durable_index_ = 0;
   FileRaftLogRecovery recovery_;
   mutable Status failure_;  // read() is const but may poison the log
+  bool append_refused_for_space_ = false;  // the error above is an append's kNoSpace
 };
 
 // Encodes one record (the format above) at the end of `out`.

@@ -81,6 +81,9 @@ struct GroupHooks {
   // the first round reports the initial state). A group taken offline reports (kFollower, its term, kNoNode) once
   // and nothing after.
   std::function<void(Role role, Term term, NodeId leader)> on_role_change;
+  // The group's storage failed (`why`) and the host took it offline, after on_role_change's last report. Called once,
+  // on the driver: it must not suspend. Whoever owns the storage may restart the group (remove_group, add_group).
+  std::function<void(const Status& why)> on_stopped;
 };
 
 struct HostStats {

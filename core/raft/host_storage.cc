@@ -122,7 +122,7 @@ void RaftHost::take_offline(Group& group, const Status& why) {
   SLUICE_ASSERT(group.online);
   group.online = false;
   ++stats_.groups_offline;
-  env_.log.error("raft group {}: storage failed, offline until the node restarts: {}", group.id, why.message());
+  env_.log.error("raft group {}: storage failed, offline until started again: {}", group.id, why.message());
   if (group.hooks.on_role_change) group.hooks.on_role_change(Role::kFollower, group.raft->term(), kNoNode);
   // Nothing more is learned about this group in this host's life: settle every waiter with what is known.
   for (auto& [last, waiter] : group.pending) {
@@ -133,6 +133,7 @@ void RaftHost::take_offline(Group& group, const Status& why) {
     waiter->finish(settled);
   }
   group.pending.clear();
+  if (group.hooks.on_stopped) group.hooks.on_stopped(why);
 }
 
 }  // namespace sluice::raft

@@ -148,7 +148,7 @@ Status LogManager::offline_reason(const TopicPartition& tp, const Status& loaded
 }
 
 // A load refused for lack of space (recovery writes: a rebuilt index, partition.state, the epoch checkpoint) is no
-// verdict on the data: tried again at each retention check, the partition comes back once space does, instead of
+// verdict on the data: tried again every kLoadAgainInterval, the partition comes back once space does, instead of
 // staying offline until a restart. Damage and I/O errors stay offline (Kafka's failed log directory).
 std::vector<TopicPartition> LogManager::load_offline_again() {
   std::vector<TopicPartition> loaded;

@@ -89,8 +89,9 @@ class LogManager {
 
   // A partition whose directory did not load at open: find() does not know it, requests for it are answered with
   // `reason` (KAFKA_STORAGE_ERROR), and only a restart (after `sluice log repair`, or once the disk is healthy)
-  // or its deletion ends it; except a load refused for lack of space (kNoSpace), which each retention check tries
-  // again (load_offline_again). A log that goes offline while loaded stays in find() (PartitionLog::offline()).
+  // or its deletion ends it; except a load refused for lack of space (kNoSpace), which the retention fiber tries
+  // again every kLoadAgainInterval (load_offline_again). A log that goes offline while loaded stays in find()
+  // (PartitionLog::offline()).
   struct OfflinePartition {
     TopicConfig config;  // the broker defaults when its topic.properties did not load either
     std::string topic_id;
@@ -99,8 +100,10 @@ class LogManager {
   const OfflinePartition* offline_partition(const TopicPartition& tp) const;
   std::vector<TopicPartition> offline_partitions() const;
   // Loads again the offline partitions whose load was refused for lack of space; returns those that loaded, each
-  // also told to the listener (set_on_loaded_again). The retention fiber calls it at every check.
+  // also told to the listener (set_on_loaded_again). The retention fiber calls it every kLoadAgainInterval while
+  // one waits, and after every retention check.
   std::vector<TopicPartition> load_offline_again();
+  static constexpr Duration kLoadAgainInterval = std::chrono::seconds(2);
   // Hears of each partition load_offline_again brought back (the partition manager wraps it); empty to stop.
   void set_on_loaded_again(std::function<void(const TopicPartition&)> listener) {
     on_loaded_again_ = std::move(listener);
@@ -186,6 +189,7 @@ class LogManager {
   // The data directory's cleaner-offset-checkpoint after a change of `tp`'s entry (log_manager_cleaner.cc).
   Status save_cleaner_checkpoints(const TopicPartition& tp, PartitionLog& log);
   void retention_loop();
+  bool awaiting_space() const;  // a partition's load was refused for lack of space
   void cleaner_loop();
   std::optional<TopicPartition> filthiest(int64_t now_ms) const;
 

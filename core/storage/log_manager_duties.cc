@@ -1,4 +1,6 @@
 // LogManager's broker-wide duties: disk pressure on append, the retention check, and closing.
+#include <algorithm>
+
 #include "core/base/assert.h"
 #include "core/protocol/error_codes.h"
 #include "core/storage/log_config.h"
@@ -165,14 +167,27 @@ void LogManager::start() {
   if (config_.log_cleaner_enable) cleaner_fiber_ = env_.scheduler.spawn("cleaner", [this] { cleaner_loop(); });
 }
 
+// Retention every log.retention.check.interval.ms; between its checks, while a partition waits for space to load,
+// another attempt every kLoadAgainInterval (the check interval is 5 minutes by default).
 void LogManager::retention_loop() {
   const Duration interval = std::chrono::milliseconds(config_.log_retention_check_interval_ms);
-  while (!stop_.wait_for(interval)) {
-    Result<std::map<TopicPartition, RetentionResult>> moved = run_retention(to_unix_ms(env_.clock.wall_now()));
-    SLUICE_ASSERT(moved.ok() || closed_);  // per-partition failures are logged inside
-    if (!closed_) remove_retired_dirs();  // deleted partitions' files, in the background
+  Instant next_check = env_.clock.now() + interval;
+  for (;;) {
+    const Duration until_check = std::max(next_check - env_.clock.now(), Duration::zero());
+    if (stop_.wait_for(awaiting_space() ? std::min(until_check, kLoadAgainInterval) : until_check)) return;
+    if (env_.clock.now() >= next_check) {
+      Result<std::map<TopicPartition, RetentionResult>> moved = run_retention(to_unix_ms(env_.clock.wall_now()));
+      SLUICE_ASSERT(moved.ok() || closed_);  // per-partition failures are logged inside
+      if (!closed_) remove_retired_dirs();  // deleted partitions' files, in the background
+      next_check = env_.clock.now() + interval;
+    }
     if (!closed_ && !offline_.empty()) load_offline_again();
   }
+}
+
+bool LogManager::awaiting_space() const {
+  return std::any_of(offline_.begin(), offline_.end(),
+                     [](const auto& entry) { return entry.second.reason.code() == Code::kNoSpace; });
 }
 
 Status LogManager::close() {

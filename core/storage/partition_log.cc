@@ -240,9 +240,12 @@ Status PartitionLog::roll_locked() {
   Segment& old = active();
   SLUICE_ASSERT(!old.empty());
   SLUICE_ASSERT(old.next_offset() == log_end_offset_);
+  // A seal refused for space wrote nothing (the time index's last entry goes in after its write): the roll, and
+  // the append that wanted it, are refused and the log stays as it was. A failed sync is final.
   Status sealed = old.seal();
+  if (!sealed.ok()) return sealed.code() == Code::kNoSpace ? sealed : fail(sealed);
   const bool sync_now = settings_.persisted || background_ == nullptr;
-  if (sealed.ok() && sync_now) sealed = old.flush();
+  if (sync_now) sealed = old.flush();
   if (!sealed.ok()) return fail(sealed);
   const int64_t old_end = old.next_offset();
   // Every earlier segment was synced by its roll or by the flush that followed it.

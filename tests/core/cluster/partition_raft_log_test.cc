@@ -35,6 +35,7 @@ TEST(PartitionRaftLog, APoisonedLogKeepsTheContractForTheRestOfTheStep) {
     const std::vector<raft::Entry> second = {entry_of(2, 4)};
     raft_log.append(6, second);  // the write fails: poisoned, but the state machine sees its append
     EXPECT_FALSE(raft_log.status().ok());
+    EXPECT_FALSE(raft_log.stopped_for_space()) << "an I/O error stops the group until the node restarts";
     EXPECT_EQ((*log)->log_end_offset(), 5) << "nothing of it is in the partition log";
     EXPECT_EQ(raft_log.last_index(), 9u);
     EXPECT_EQ(raft_log.term_at(9), 2u);
@@ -105,6 +106,18 @@ TEST(PartitionRaftLog, AnAppendLargerThanASegmentGoesInChunksAcrossRolls) {
     EXPECT_EQ(raft_log.term_at(22), 2u);
     EXPECT_EQ(raft_log.term_at(10), 1u);
     EXPECT_LE(raft_log.durable_index(), static_cast<raft::Index>(written));
+
+    // Refused for space, the partition log stayed online: the group may start again on a new view of it.
+    EXPECT_TRUE(raft_log.stopped_for_space());
+    EXPECT_FALSE((*log)->offline());
+    world.disk().set_capacity_bytes(uint64_t{1} << 30);
+    PartitionRaftLog again(env, **log, 1);
+    EXPECT_EQ(again.last_index(), static_cast<raft::Index>(written));
+    EXPECT_EQ(again.term_at(static_cast<raft::Index>(written)), 2u);
+    again.append(static_cast<raft::Index>(written) + 1, std::vector<raft::Entry>{entry_of(3, 1)});
+    ASSERT_TRUE(again.status().ok()) << again.status().to_string();
+    ASSERT_TRUE(again.sync().ok());
+    EXPECT_EQ(again.durable_index(), static_cast<raft::Index>(written) + 1);
   }));
 }
 

@@ -370,6 +370,7 @@ TEST(FileRaftLog, DiskFullFailsTheLogAndLosesNothingSynced) {
   w.disk.set_capacity_bytes(w.disk.used_bytes() + 100);
   log.append(3, std::vector<Entry>{entry(1, std::string(1000, 'x'))});
   EXPECT_EQ(log.status().code(), Code::kNoSpace);
+  EXPECT_TRUE(log.stopped_for_space());
   EXPECT_EQ(log.last_index(), 3u);  // the state machine still sees its append
   EXPECT_EQ(log.term_at(3), 1u);
   EXPECT_EQ(log.sync().code(), Code::kNoSpace);
@@ -378,6 +379,27 @@ TEST(FileRaftLog, DiskFullFailsTheLogAndLosesNothingSynced) {
   w.disk.set_capacity_bytes(uint64_t{1} << 30);
   w.power_loss(1);
   EXPECT_EQ(all_entries(w.reopen()), (std::vector<Entry>{entry(1, "a"), entry(1, "b")}));
+}
+
+// An append refused for space leaves the file as it was: the reopened log (a restarted group, the node still up)
+// has every entry before it, all durable, and takes appends again.
+TEST(FileRaftLog, AnAppendRefusedForSpaceLeavesALogThatOpensAgainWhole) {
+  DiskWorld w;
+  FileRaftLog& log = w.reopen();
+  log.append(1, std::vector<Entry>{entry(1, "a")});
+  ASSERT_TRUE(log.sync().ok());
+  log.append(2, std::vector<Entry>{entry(1, "b")});  // written, not yet synced
+  w.disk.set_capacity_bytes(w.disk.used_bytes() + 10);
+  log.append(3, std::vector<Entry>{entry(1, std::string(1000, 'x'))});
+  ASSERT_TRUE(log.stopped_for_space());
+  w.disk.set_capacity_bytes(uint64_t{1} << 30);
+  FileRaftLog& back = w.reopen();
+  EXPECT_EQ(all_entries(back), (std::vector<Entry>{entry(1, "a"), entry(1, "b")}));
+  EXPECT_EQ(back.durable_index(), 2u) << "opening syncs what it read";
+  back.append(3, std::vector<Entry>{entry(2, "c")});
+  ASSERT_TRUE(back.sync().ok());
+  EXPECT_FALSE(back.failed());
+  EXPECT_EQ(back.last_index(), 3u);
 }
 
 TEST(FileRaftLog, AFailedSyncPoisonsTheLog) {
@@ -392,6 +414,7 @@ TEST(FileRaftLog, AFailedSyncPoisonsTheLog) {
     EXPECT_EQ(log.sync().code(), Code::kIoError);
     EXPECT_EQ(log.durable_index(), 1u);
     EXPECT_EQ(log.sync().code(), Code::kIoError) << "a retried sync must not claim what the first lost";
+    EXPECT_FALSE(log.stopped_for_space()) << "fsyncgate: only a restart reads what the disk really holds";
     const uint64_t end = log.end_offset();
     log.append(3, std::vector<Entry>{entry(2, "c")});
     EXPECT_EQ(log.end_offset(), end) << "nothing is written once failed";
@@ -420,6 +443,7 @@ TEST(FileRaftLog, AFailedWriteOrReadPoisonsTheLog) {
   v.disk.fail_next(DiskOp::kWrite, 1);
   other.append(1, std::vector<Entry>{entry(1, "a")});
   EXPECT_TRUE(other.failed());
+  EXPECT_FALSE(other.stopped_for_space());
   EXPECT_EQ(other.last_index(), 1u);
   EXPECT_EQ(other.durable_index(), 0u);
   EXPECT_FALSE(other.sync().ok());

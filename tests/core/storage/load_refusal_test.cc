@@ -117,6 +117,27 @@ TEST(LoadRefusal, OnePartitionThatDoesNotLoadIsOfflineAndTheOthersServe) {
   }));
 }
 
+// Writes `batches` batches of two records to `tp` (topic id "id-of-t"), flushed but never closed, so the next open
+// recovers and writes; then fills the disk, which refuses that load. Returns the disk's capacity before.
+uint64_t leave_a_load_that_needs_space(OneNode& world, const TopicPartition& tp, int batches) {
+  EXPECT_TRUE(world.run([&](Env env) {
+    auto manager = open_log_manager(env);
+    ASSERT_NE(manager, nullptr);
+    ASSERT_TRUE(manager->create_partition(tp, TopicConfig(), "id-of-t").ok());
+    for (int i = 0; i < batches; ++i) ASSERT_TRUE(manager->append(tp, batch_of(2, 1000 + i)).ok());
+    ASSERT_TRUE(manager->find(tp)->flush().ok());
+  }));
+  const uint64_t capacity = world.disk().capacity_bytes();
+  world.disk().set_capacity_bytes(world.disk().used_bytes());
+  return capacity;
+}
+
+std::unique_ptr<LogManager> open_with_check_interval(Env env, int64_t check_interval_ms) {
+  BrokerStorageConfig config;
+  config.log_retention_check_interval_ms = check_interval_ms;
+  return open_log_manager(env, config);
+}
+
 // A load refused for lack of space (recovery after a crash writes: partition.state, rebuilt indexes) is no verdict
 // on the data: the partition is offline while the disk is full, and loads at the first retention check after space
 // returns, with every record, instead of staying offline until a restart (disk_full_roll seed 8801 --buggify: a
@@ -124,19 +145,9 @@ TEST(LoadRefusal, OnePartitionThatDoesNotLoadIsOfflineAndTheOthersServe) {
 TEST(LoadRefusal, APartitionRefusedForLackOfSpaceLoadsOnceSpaceReturns) {
   OneNode world;
   const TopicPartition tp{"t", 0};
+  const uint64_t capacity = leave_a_load_that_needs_space(world, tp, 5);
   ASSERT_TRUE(world.run([&](Env env) {
-    auto manager = open_log_manager(env);
-    ASSERT_NE(manager, nullptr);
-    ASSERT_TRUE(manager->create_partition(tp, TopicConfig(), "id-of-t").ok());
-    for (int i = 0; i < 5; ++i) ASSERT_TRUE(manager->append(tp, batch_of(2, 1000 + i)).ok());
-    ASSERT_TRUE(manager->find(tp)->flush().ok());
-  }));  // no close: the next open recovers, and writes
-  const uint64_t capacity = world.disk().capacity_bytes();
-  world.disk().set_capacity_bytes(world.disk().used_bytes());
-  ASSERT_TRUE(world.run([&](Env env) {
-    BrokerStorageConfig config;
-    config.log_retention_check_interval_ms = 1000;
-    auto manager = open_log_manager(env, config);
+    auto manager = open_with_check_interval(env, 1000);
     ASSERT_NE(manager, nullptr);
     const LogManager::OfflinePartition* offline = manager->offline_partition(tp);
     ASSERT_NE(offline, nullptr) << "the load wrote nothing on a full disk";
@@ -159,6 +170,29 @@ TEST(LoadRefusal, APartitionRefusedForLackOfSpaceLoadsOnceSpaceReturns) {
     ASSERT_TRUE(manager->close().ok());
   }));
   EXPECT_GT(probe_hits("log_manager.offline_load_tried_again"), 1u) << "tried while full, then once more";
+}
+
+// The load is tried again every LogManager::kLoadAgainInterval, not only at retention checks, whose interval is five
+// minutes by default (cluster_disk_full: a replica refused at a boot stayed offline through the whole liveness
+// phase, and with a second node's replicas out too its partitions never converged).
+TEST(LoadRefusal, ARefusedLoadIsTriedAgainWithinSecondsWhateverTheRetentionCheckInterval) {
+  OneNode world;
+  const TopicPartition tp{"t", 0};
+  const uint64_t capacity = leave_a_load_that_needs_space(world, tp, 1);
+  ASSERT_TRUE(world.run([&](Env env) {
+    auto manager = open_with_check_interval(env, 300000);  // Kafka's default: five minutes
+    ASSERT_NE(manager, nullptr);
+    ASSERT_NE(manager->offline_partition(tp), nullptr);
+    manager->start();
+    env.scheduler.sleep_for(std::chrono::seconds(5));
+    EXPECT_NE(manager->offline_partition(tp), nullptr);
+    world.disk().set_capacity_bytes(capacity);
+    env.scheduler.sleep_for(LogManager::kLoadAgainInterval + std::chrono::milliseconds(100));
+    EXPECT_EQ(manager->offline_partition(tp), nullptr);
+    ASSERT_NE(manager->find(tp), nullptr);
+    EXPECT_EQ(read_all(*manager->find(tp)).size(), 2u);
+    ASSERT_TRUE(manager->close().ok());
+  }));
 }
 
 // Damage is a verdict: a partition offline for it is not loaded again (only a repair and a restart bring it back).

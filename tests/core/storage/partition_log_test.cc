@@ -121,6 +121,33 @@ TEST(PartitionLog, RollsBySizeAndRejectsABatchSetLargerThanASegment) {  // L1
   }));
 }
 
+// A roll whose seal (the time index's last entry) the full disk refuses wrote nothing: the append that wanted the
+// roll is refused with kNoSpace and the log stays online as it was (a cluster follower's raft group starts again on
+// it); once space returns the roll and the append go through.
+TEST(PartitionLog, ARollRefusedForSpaceRefusesTheAppendAndKeepsTheLogOnline) {
+  OneNode world;
+  ASSERT_TRUE(world.run([&world](Env env) {
+    const size_t batch_bytes = batch_of(1, 1).size();
+    LogSettings settings = small_settings();
+    settings.segment_bytes = static_cast<int64_t>(3 * batch_bytes);
+    settings.index_interval_bytes = 1 << 20;  // no time index entry before the seal's
+    auto log = open_log(env, settings);
+    ASSERT_NE(log, nullptr);
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(log->append(batch_of(1, 1)).ok());
+    world.disk().set_capacity_bytes(world.disk().used_bytes());
+    auto refused = log->append(batch_of(1, 1));
+    EXPECT_EQ(refused.status().code(), Code::kNoSpace);
+    EXPECT_FALSE(log->offline()) << log->offline_reason().to_string();
+    EXPECT_EQ(log->log_end_offset(), 3);
+    EXPECT_EQ(log->segments().size(), 1u);
+    world.disk().set_capacity_bytes(uint64_t{1} << 30);
+    ASSERT_TRUE(log->append(batch_of(1, 1)).ok());
+    EXPECT_EQ(log->segments().size(), 2u);
+    EXPECT_EQ(log->log_end_offset(), 4);
+    ASSERT_TRUE(log->close().ok());
+  }));
+}
+
 TEST(PartitionLog, RollsByTimeMeasuredFromTheFirstBatchNeverWhenEmpty) {  // L2
   OneNode world;
   ASSERT_TRUE(world.run([](Env env) {
