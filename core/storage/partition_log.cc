@@ -388,7 +388,12 @@ Status PartitionLog::replace_segments(int64_t first_base, int64_t end_offset, By
 Status PartitionLog::swap_in(int64_t first_base, const std::vector<std::shared_ptr<Segment>>& old, ByteView cleaned,
                              std::unique_ptr<Segment>& fresh) {
   const std::string log_name = join_path(dir_, segment_file_name(first_base, kLogSuffix));
+  int64_t written_next = first_base;  // where the cleaned batches end, from the bytes in memory
   if (!cleaned.empty()) {
+    size_t consumed = 0;
+    Result<std::vector<BatchSpan>> batches = split_batches(cleaned, &consumed);
+    SLUICE_ASSERT(batches.ok() && !batches->empty() && consumed == cleaned.size());  // the cleaner's own output
+    written_next = batches->back().header.last_offset() + 1;
     SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<File> file,
                             env_.fs.open(log_name + std::string(kCleanedSuffix), OpenMode::kCreateTruncate));
     SLUICE_TRY(file->append(cleaned));
@@ -405,12 +410,22 @@ Status PartitionLog::swap_in(int64_t first_base, const std::vector<std::shared_p
     SLUICE_TRY(env_.fs.rename(log_name + std::string(kSwapSuffix), log_name));
     SLUICE_ASSIGN_OR_RETURN(fresh, Segment::open(env_, dir_, first_base, segment_config()));
     SLUICE_ASSIGN_OR_RETURN(SegmentScan scan, fresh->recover());  // rebuilds both indexes
-    // The file was synced whole before the swap: a scan that finds damage read a bad copy; read it again.
-    for (int scans = 1; !scan.clean() && scans < 4; ++scans) {
+    // The file was synced whole before the swap: a scan that finds damage, or ends elsewhere than the bytes written
+    // (a base offset lies outside the batch CRC: read_corruption seed 53727 with BUGGIFY ended a cleaned segment at
+    // offset 268436255), read a bad copy; read it again.
+    const auto as_written = [&](const SegmentScan& s) {
+      return s.clean() && s.valid_bytes == cleaned.size() && s.next_offset == written_next;
+    };
+    for (int scans = 1; !as_written(scan) && scans < 4; ++scans) {
       SLUICE_PROBE("partition_log.cleaned_segment_scanned_again");
       SLUICE_ASSIGN_OR_RETURN(scan, fresh->recover());
     }
     if (!scan.clean()) return Status(Code::kCorruption, log_name + ": cleaned segment: " + scan.problem);
+    if (!as_written(scan)) {
+      return Status(Code::kCorruption, log_name + ": cleaned segment: scanned to offset " +
+                                           std::to_string(scan.next_offset) + ", written to " +
+                                           std::to_string(written_next));
+    }
     SLUICE_TRY(sync_failure(fresh->flush()));
     fresh->release_files();  // never the active segment
     return sync_failure(env_.fs.sync_dir(dir_));

@@ -197,6 +197,11 @@ Status SimDisk::inject(DiskOp op, std::string_view path) {
   return Status();
 }
 
+void SimDisk::flip_in_next_read(std::string path, uint64_t offset, uint8_t mask) {
+  SLUICE_ASSERT(mask != 0);
+  flip_rule_ = FlipRule{normalized(path), offset, mask};
+}
+
 void SimDisk::damage_read(uint64_t offset, MutableByteView bytes) {
   SLUICE_ASSERT(!bytes.empty());
   ++stats_.corrupted_reads;
@@ -403,6 +408,12 @@ Result<size_t> SimDisk::read(InodeId id, std::string_view path, uint64_t offset,
     damage_read(offset, out.first(n));
     corrupt_rule_->damaged.insert(id);
     if (--corrupt_rule_->remaining == 0) corrupt_rule_.reset();
+  }
+  if (flip_rule_.has_value() && offset <= flip_rule_->offset && flip_rule_->offset - offset < n &&
+      normalized(path) == flip_rule_->path) {
+    ++stats_.corrupted_reads;
+    out[flip_rule_->offset - offset] ^= flip_rule_->mask;
+    flip_rule_.reset();
   }
   return n;
 }

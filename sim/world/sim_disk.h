@@ -125,6 +125,9 @@ class SimDisk {
   // true (bad copies that repeat are a bad sector: corrupt-segment's lasting damage). A call replaces the rule
   // pending.
   void corrupt_next_reads(uint32_t count, std::string path_prefix = {});
+  // The next read of `path` that covers byte `offset` of the file returns that byte XOR `mask` (the file stays
+  // intact): one bad copy placed where a test wants it. A call replaces the rule pending.
+  void flip_in_next_read(std::string path, uint64_t offset, uint8_t mask);
   // The process dies at the `count`-th next operation of kind `op` on a path starting with `path_prefix`: that
   // operation and every later one fail, changing nothing (no fsyncgate drop: the process, not the disk, is gone),
   // and `dying` runs once so the caller can crash the node at this instant. clear_faults() (or end_dying()) ends it.
@@ -201,6 +204,12 @@ class SimDisk {
   std::array<double, kDiskOpKinds> error_probability_{};
   std::vector<FailRule> fail_rules_;
   std::optional<CorruptRule> corrupt_rule_;
+  struct FlipRule {
+    std::string path;
+    uint64_t offset;
+    uint8_t mask;
+  };
+  std::optional<FlipRule> flip_rule_;
   std::optional<FailRule> die_rule_;
   std::function<void()> on_dying_;
   bool dying_ = false;

@@ -5,6 +5,7 @@
 // by the batch's place among its neighbours and read again.
 #include <gtest/gtest.h>
 
+#include "core/storage/cleaner.h"
 #include "core/storage/log_format.h"
 #include "core/storage/partition_log.h"
 #include "tests/core/storage/log_test_util.h"
@@ -196,6 +197,95 @@ TEST(DamagedReads, ABatchWhoseBaseOffsetLiesPastTheSegmentIsRefusedNotSkipped) {
 
 // A search by timestamp (ListOffsets) walks headers without their CRCs: with damaged reads its answer is the right
 // one or an error, never another offset.
+// Twelve records of keys ABACBADCBAED (values of one length) in segments at 0, 4 and 8, then a cleaning pass with
+// bit 28 of one base offset (outside the batch CRC) flipped in one read: of the batch `batch_index` of the file of
+// the segment at `segment_base` as it is when the read comes. The pass must still succeed and leave survivors 7 to
+// 11 at their offsets, in one cleaned segment at base 0 that ends at 12, with the log taking appends after it.
+void expect_a_clean_despite_a_flipped_base_offset(int64_t segment_base, uint64_t batch_index) {
+  const std::string keys = "ABACBADCBAED";
+  const auto value_at = [&keys](int64_t i) {
+    return std::string(1, keys[static_cast<size_t>(i)]) + (i < 10 ? "0" : "") + std::to_string(i);
+  };
+  OneNode world;
+  ASSERT_TRUE(world.run([&](Env env) {
+    auto opened = PartitionLog::open(env, kDir, small_settings());
+    ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+    PartitionLog& log = **opened;
+    const int64_t now = to_unix_ms(env.clock.wall_now());
+    for (int64_t i = 0; i < 12; ++i) {
+      if (i == 4 || i == 8) ASSERT_TRUE(log.roll().ok());
+      ASSERT_TRUE(log.append(one_record(keys.substr(static_cast<size_t>(i), 1), value_at(i), now - 1000)).ok());
+    }
+    ASSERT_TRUE(log.roll().ok());
+    const uint64_t batch_bytes = one_record("A", value_at(0), now).size();
+    world.disk().flip_in_next_read(kDir + "/" + segment_file_name(segment_base, kLogSuffix),
+                                   batch_index * batch_bytes + 4, 0x10);
+    int64_t checkpoint = 0;
+    const Result<CleanResult> cleaned = clean_once(log, checkpoint, CleanerOptions{}, now, /*force=*/true);
+    ASSERT_TRUE(cleaned.ok()) << cleaned.status().to_string();
+    EXPECT_EQ(world.disk().stats().corrupted_reads, 1u) << "the flip met a read";
+    const std::vector<SegmentInfo> segments = log.segments();
+    ASSERT_GE(segments.size(), 2u);
+    EXPECT_EQ(segments[0].base_offset, 0);
+    EXPECT_EQ(segments[0].next_offset, 12);
+    std::vector<int64_t> offsets;
+    for (const Seen& seen : read_all(log)) {
+      offsets.push_back(seen.offset);
+      EXPECT_EQ(seen.value, value_at(seen.offset));
+    }
+    EXPECT_EQ(offsets, (std::vector<int64_t>{7, 8, 9, 10, 11}));
+    auto next = log.append(one_record("A", "A12", now));
+    ASSERT_TRUE(next.ok()) << next.status().to_string();
+    EXPECT_EQ(next->base_offset, 12);
+    ASSERT_TRUE(log.roll().ok());
+    ASSERT_TRUE(log.close().ok());
+  }));
+}
+
+// The scan after a cleaner's swap reads one bad copy of the cleaned segment's last base offset (survivors 7 to 11,
+// five batches at base 0; the old segment there held four, so only the new file has a fifth): the scan finds
+// nothing wrong with it, and the segment must still end where its batches were written (read_corruption seed 53727
+// with BUGGIFY: a cleaned segment ended at offset 268436255 and the next roll broke the segments' order).
+TEST(DamagedReads, ACleanedSegmentEndsWhereItsBatchesWereWritten) {
+  const uint64_t rescanned_before = probe_hits("partition_log.cleaned_segment_scanned_again");
+  expect_a_clean_despite_a_flipped_base_offset(0, 4);
+  EXPECT_GT(probe_hits("partition_log.cleaned_segment_scanned_again"), rescanned_before) << "the scan read again";
+}
+
+// Lasting damage to a base offset (outside the batch CRC) in a segment the cleaner reads: batch 9 claims offset 8,
+// which its predecessor holds. The read refuses it, so the pass is refused rather than write two batches at offset 8
+// into a cleaned segment.
+TEST(DamagedReads, TheCleanerRefusesOffsetsThatGoBackwards) {
+  const std::string keys = "ABACBADCBAED";
+  OneNode world;
+  ASSERT_TRUE(world.run([&](Env env) {
+    auto opened = PartitionLog::open(env, kDir, small_settings());
+    ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+    PartitionLog& log = **opened;
+    const int64_t now = to_unix_ms(env.clock.wall_now());
+    for (int64_t i = 0; i < 12; ++i) {
+      if (i == 4 || i == 8) ASSERT_TRUE(log.roll().ok());
+      const std::string key = keys.substr(static_cast<size_t>(i), 1);
+      ASSERT_TRUE(log.append(one_record(key, key + std::to_string(i % 10), now - 1000)).ok());
+    }
+    ASSERT_TRUE(log.roll().ok());
+    auto file = env.fs.open(kDir + "/" + segment_file_name(8, kLogSuffix), OpenMode::kReadWrite);
+    ASSERT_TRUE(file.ok()) << file.status().to_string();
+    const uint64_t last_byte_of_base = one_record("A", "A0", now).size() + 7;  // of the segment's second batch
+    Bytes byte(1);
+    ASSERT_TRUE((*file)->pread(last_byte_of_base, byte).ok());
+    ASSERT_EQ(byte[0], 9);
+    byte[0] = 8;
+    ASSERT_TRUE((*file)->pwrite(last_byte_of_base, byte).ok());
+    int64_t checkpoint = 0;
+    const Result<CleanResult> cleaned = clean_once(log, checkpoint, CleanerOptions{}, now, /*force=*/true);
+    ASSERT_FALSE(cleaned.ok());
+    EXPECT_EQ(cleaned.status().code(), Code::kCorruption) << cleaned.status().to_string();
+    EXPECT_EQ(log.segments().at(2).base_offset, 8) << "nothing swapped";
+    EXPECT_EQ(log.segments().at(0).next_offset, 4);
+  }));
+}
+
 TEST(DamagedReads, ASearchByTimestampNeverAnswersAnotherOffset) {
   OneNode world(11);
   ASSERT_TRUE(world.run([&](Env env) {

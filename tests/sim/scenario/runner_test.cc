@@ -72,6 +72,7 @@ TEST(Runner, SeedsThatFoundBugsStillPass) {
       {"disk_full_roll.toml", 8801, "a load refused by a full disk at boot kept the partition offline for good", true},
       {"disk_full_roll.toml", 5127, "KAFKA_STORAGE_ERROR for a batch the .log held was recorded failed", true},
       {"cluster_follower_produce.toml", 23272, "an acks=0 forward BUGGIFY timed out counted as lost without faults", true},
+      {"read_corruption.toml", 53727, "a swap's scan read a bad base offset: a cleaned segment ended at 268436255", true},
   };
   for (const Found& f : found) {
     RunOptions options;
