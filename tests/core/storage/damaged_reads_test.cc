@@ -5,6 +5,8 @@
 // by the batch's place among its neighbours and read again.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "core/storage/cleaner.h"
 #include "core/storage/log_format.h"
 #include "core/storage/partition_log.h"
@@ -197,27 +199,41 @@ TEST(DamagedReads, ABatchWhoseBaseOffsetLiesPastTheSegmentIsRefusedNotSkipped) {
 
 // A search by timestamp (ListOffsets) walks headers without their CRCs: with damaged reads its answer is the right
 // one or an error, never another offset.
+// Twelve one-record batches of keys ABACBADCBAED, values "<key><two-digit offset>" (batches of one size), in
+// segments at 0, 4 and 8, the last one rolled: a cleaning pass keeps offsets 7 to 11.
+constexpr const char* kCleanKeys = "ABACBADCBAED";
+std::string clean_value_at(int64_t i) {
+  return std::string(1, kCleanKeys[i]) + (i < 10 ? "0" : "") + std::to_string(i);
+}
+void append_for_cleaning(PartitionLog& log, int64_t timestamp) {
+  for (int64_t i = 0; i < 12; ++i) {
+    if (i == 4 || i == 8) {
+      ASSERT_TRUE(log.roll().ok());
+    }
+    ASSERT_TRUE(log.append(one_record(std::string(1, kCleanKeys[i]), clean_value_at(i), timestamp)).ok());
+  }
+  ASSERT_TRUE(log.roll().ok());
+}
+
+// Runs `body` on the node with the log append_for_cleaning filled (a second before `now`).
+void with_a_log_to_clean(const std::function<void(OneNode&, Env, PartitionLog&, int64_t now)>& body) {
+  OneNode world;
+  ASSERT_TRUE(world.run([&](Env env) {
+    auto opened = PartitionLog::open(env, kDir, small_settings());
+    ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+    const int64_t now = to_unix_ms(env.clock.wall_now());
+    append_for_cleaning(**opened, now - 1000);
+    body(world, env, **opened, now);
+  }));
+}
+
 // Twelve records of keys ABACBADCBAED (values of one length) in segments at 0, 4 and 8, then a cleaning pass with
 // bit 28 of one base offset (outside the batch CRC) flipped in one read: of the batch `batch_index` of the file of
 // the segment at `segment_base` as it is when the read comes. The pass must still succeed and leave survivors 7 to
 // 11 at their offsets, in one cleaned segment at base 0 that ends at 12, with the log taking appends after it.
 void expect_a_clean_despite_a_flipped_base_offset(int64_t segment_base, uint64_t batch_index) {
-  const std::string keys = "ABACBADCBAED";
-  const auto value_at = [&keys](int64_t i) {
-    return std::string(1, keys[static_cast<size_t>(i)]) + (i < 10 ? "0" : "") + std::to_string(i);
-  };
-  OneNode world;
-  ASSERT_TRUE(world.run([&](Env env) {
-    auto opened = PartitionLog::open(env, kDir, small_settings());
-    ASSERT_TRUE(opened.ok()) << opened.status().to_string();
-    PartitionLog& log = **opened;
-    const int64_t now = to_unix_ms(env.clock.wall_now());
-    for (int64_t i = 0; i < 12; ++i) {
-      if (i == 4 || i == 8) ASSERT_TRUE(log.roll().ok());
-      ASSERT_TRUE(log.append(one_record(keys.substr(static_cast<size_t>(i), 1), value_at(i), now - 1000)).ok());
-    }
-    ASSERT_TRUE(log.roll().ok());
-    const uint64_t batch_bytes = one_record("A", value_at(0), now).size();
+  with_a_log_to_clean([&](OneNode& world, Env, PartitionLog& log, int64_t now) {
+    const uint64_t batch_bytes = one_record("A", clean_value_at(0), now).size();
     world.disk().flip_in_next_read(kDir + "/" + segment_file_name(segment_base, kLogSuffix),
                                    batch_index * batch_bytes + 4, 0x10);
     int64_t checkpoint = 0;
@@ -231,7 +247,7 @@ void expect_a_clean_despite_a_flipped_base_offset(int64_t segment_base, uint64_t
     std::vector<int64_t> offsets;
     for (const Seen& seen : read_all(log)) {
       offsets.push_back(seen.offset);
-      EXPECT_EQ(seen.value, value_at(seen.offset));
+      EXPECT_EQ(seen.value, clean_value_at(seen.offset));
     }
     EXPECT_EQ(offsets, (std::vector<int64_t>{7, 8, 9, 10, 11}));
     auto next = log.append(one_record("A", "A12", now));
@@ -239,7 +255,7 @@ void expect_a_clean_despite_a_flipped_base_offset(int64_t segment_base, uint64_t
     EXPECT_EQ(next->base_offset, 12);
     ASSERT_TRUE(log.roll().ok());
     ASSERT_TRUE(log.close().ok());
-  }));
+  });
 }
 
 // The scan after a cleaner's swap reads one bad copy of the cleaned segment's last base offset (survivors 7 to 11,
@@ -256,22 +272,10 @@ TEST(DamagedReads, ACleanedSegmentEndsWhereItsBatchesWereWritten) {
 // which its predecessor holds. The read refuses it, so the pass is refused rather than write two batches at offset 8
 // into a cleaned segment.
 TEST(DamagedReads, TheCleanerRefusesOffsetsThatGoBackwards) {
-  const std::string keys = "ABACBADCBAED";
-  OneNode world;
-  ASSERT_TRUE(world.run([&](Env env) {
-    auto opened = PartitionLog::open(env, kDir, small_settings());
-    ASSERT_TRUE(opened.ok()) << opened.status().to_string();
-    PartitionLog& log = **opened;
-    const int64_t now = to_unix_ms(env.clock.wall_now());
-    for (int64_t i = 0; i < 12; ++i) {
-      if (i == 4 || i == 8) ASSERT_TRUE(log.roll().ok());
-      const std::string key = keys.substr(static_cast<size_t>(i), 1);
-      ASSERT_TRUE(log.append(one_record(key, key + std::to_string(i % 10), now - 1000)).ok());
-    }
-    ASSERT_TRUE(log.roll().ok());
+  with_a_log_to_clean([&](OneNode&, Env env, PartitionLog& log, int64_t now) {
     auto file = env.fs.open(kDir + "/" + segment_file_name(8, kLogSuffix), OpenMode::kReadWrite);
     ASSERT_TRUE(file.ok()) << file.status().to_string();
-    const uint64_t last_byte_of_base = one_record("A", "A0", now).size() + 7;  // of the segment's second batch
+    const uint64_t last_byte_of_base = one_record("A", clean_value_at(0), now).size() + 7;  // its second batch's
     Bytes byte(1);
     ASSERT_TRUE((*file)->pread(last_byte_of_base, byte).ok());
     ASSERT_EQ(byte[0], 9);
@@ -283,7 +287,7 @@ TEST(DamagedReads, TheCleanerRefusesOffsetsThatGoBackwards) {
     EXPECT_EQ(cleaned.status().code(), Code::kCorruption) << cleaned.status().to_string();
     EXPECT_EQ(log.segments().at(2).base_offset, 8) << "nothing swapped";
     EXPECT_EQ(log.segments().at(0).next_offset, 4);
-  }));
+  });
 }
 
 TEST(DamagedReads, ASearchByTimestampNeverAnswersAnotherOffset) {
