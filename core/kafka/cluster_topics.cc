@@ -231,17 +231,21 @@ bool ClusterTopics::reconcile() {
   return ok;
 }
 
-// A raft group stopped because the disk refused space starts again on its log, which that refusal left as it was
-// (core/raft/README.md, Fail-stop): at once the first time, then at most once a retry pass while the disk stays full
-// and stops it again. Other storage errors keep a group stopped until the node restarts.
-void ClusterTopics::restart_groups_stopped_for_space() {
+// Whether a group stopped for space may start again now, noting it: at once, then at most once a retry pass while the
+// disk stays full and stops it again.
+bool ClusterTopics::restart_due(std::optional<Instant>& last_restart) const {
   const Instant now = env_.clock.now();
-  std::erase_if(restarted_at_, [now](const auto& entry) { return now - entry.second > 2 * kRetryPass; });
+  if (last_restart.has_value() && now - *last_restart < kRetryPass) return false;
+  last_restart = now;
+  return true;
+}
+
+// A raft group stopped because the disk refused space starts again on its log, which that refusal left as it was
+// (core/raft/README.md, Fail-stop). Other storage errors keep a group stopped until the node restarts.
+void ClusterTopics::restart_groups_stopped_for_space() {
   for (const storage::TopicPartition& tp : partitions_.stopped_for_space()) {
     if (stopping_) return;
-    auto [last, first_time] = restarted_at_.try_emplace(tp, now);
-    if (!first_time && now - last->second < kRetryPass) continue;
-    last->second = now;
+    if (!restart_due(restarted_at_[tp])) continue;
     env_.log.info("{}: its raft group stopped for lack of space; starting it again", tp.to_string());
     if (Status s = partitions_.restart_group(tp).status(); !s.ok()) {
       env_.log.warn("{}: its raft group did not start again: {}", tp.to_string(), s.to_string());
@@ -249,13 +253,9 @@ void ClusterTopics::restart_groups_stopped_for_space() {
   }
 }
 
-// The metadata group likewise, before the pass that waits for this node's registration: at once, then at most once
-// a retry pass while the disk stays full.
+// The metadata group likewise, before the pass that waits for this node's registration.
 void ClusterTopics::restart_metadata_group_stopped_for_space() {
-  if (stopping_ || !node_->metadata_stopped_for_space()) return;
-  const Instant now = env_.clock.now();
-  if (metadata_restarted_at_.has_value() && now - *metadata_restarted_at_ < kRetryPass) return;
-  metadata_restarted_at_ = now;
+  if (stopping_ || !node_->metadata_stopped_for_space() || !restart_due(metadata_restarted_at_)) return;
   env_.log.info("the cluster metadata's raft group stopped for lack of space; starting it again");
   if (Status s = node_->restart_metadata_group(); !s.ok()) {
     env_.log.warn("the cluster metadata's raft group did not start again: {}", s.to_string());

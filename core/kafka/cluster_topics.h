@@ -138,7 +138,8 @@ class ClusterTopics {
   bool awaiting_space() const;
   void restart_groups_stopped_for_space();
   void restart_metadata_group_stopped_for_space();
-  std::map<storage::TopicPartition, Instant> restarted_at_;  // recent restarts of groups stopped for space
+  bool restart_due(std::optional<Instant>& last_restart) const;
+  std::map<storage::TopicPartition, std::optional<Instant>> restarted_at_;  // restarts of groups stopped for space
   std::optional<Instant> metadata_restarted_at_;
   bool remove_strays();
   const char* stray_reason(const storage::TopicPartition& tp, const std::string& topic_id) const;

@@ -83,32 +83,6 @@ std::string_view world_event_name(WorldEvent::Kind kind) {
   SLUICE_UNREACHABLE();
 }
 
-Operation::Operation(const Operation& other)
-    : id(other.id),
-      process(other.process),
-      kind(other.kind),
-      outcome(other.outcome),
-      invoked_at(other.invoked_at),
-      completed_at(other.completed_at),
-      completed(other.completed),
-      tp(other.tp),
-      error_code(other.error_code),
-      error(other.error),
-      acks(other.acks),
-      idempotent(other.idempotent),
-      attempts(other.attempts),
-      records(other.records),
-      offset(other.offset),
-      result_offset(other.result_offset),
-      high_watermark(other.high_watermark),
-      log_start_offset(other.log_start_offset),
-      details_(other.details_ ? std::make_unique<OperationDetails>(*other.details_) : nullptr) {}
-
-Operation& Operation::operator=(const Operation& other) {
-  if (this != &other) *this = Operation(other);
-  return *this;
-}
-
 const OperationDetails& Operation::details() const {
   static const OperationDetails kNone;
   return details_ ? *details_ : kNone;

@@ -92,18 +92,12 @@ struct Operation {
   int64_t high_watermark = -1;
   int64_t log_start_offset = -1;
 
-  Operation() = default;
-  Operation(const Operation& other);
-  Operation& operator=(const Operation& other);
-  Operation(Operation&&) = default;
-  Operation& operator=(Operation&&) = default;
-
   // The group and admin fields: empty ones unless edit_details() wrote some.
   const OperationDetails& details() const;
   OperationDetails& edit_details();
 
  private:
-  std::unique_ptr<OperationDetails> details_;
+  std::unique_ptr<OperationDetails> details_;  // moved with the operation: operations are never copied
 };
 
 // What the world did to a broker node.
