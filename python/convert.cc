@@ -80,7 +80,7 @@ py::list operations_list(const History& history) {
     d["topic"] = op.tp.topic;
     d["partition"] = op.tp.partition;
     d["error_code"] = op.error_code;
-    d["error"] = op.error;
+    d["error"] = op.error();
     d["acks"] = op.acks;
     d["idempotent"] = op.idempotent;
     d["offset"] = op.offset;

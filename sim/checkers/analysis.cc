@@ -84,30 +84,34 @@ void Analysis::index_world() {
 
 void ObservationsByOffset::seal() {
   SLUICE_ASSERT(groups_.empty());
-  // Indexes sorted, not the observations themselves; stable: one offset's observations keep the history's order.
-  SLUICE_ASSERT(pending_.size() < UINT32_MAX);
-  std::vector<uint32_t> order(pending_.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [this](uint32_t x, uint32_t y) { return pending_[x].first < pending_[y].first; });
-  sorted_.reserve(pending_.size());
-  for (const uint32_t i : order) sorted_.push_back(std::move(pending_[i].second));
-  for (size_t from = 0; from < order.size();) {
-    const int64_t offset = pending_[order[from]].first;
+  if (observations_.empty()) return;
+  // One offset's observations keep the history's order (the order add() was called in).
+  sort_by_offset(observations_, [](const Observation& o) { return o.offset; });
+  for (size_t from = 0; from < observations_.size();) {
+    const int64_t offset = observations_[from].offset;
     size_t to = from + 1;
-    while (to < order.size() && pending_[order[to]].first == offset) ++to;
-    groups_.emplace_back(offset, std::span<const Observation>(sorted_.data() + from, to - from));
+    while (to < observations_.size() && observations_[to].offset == offset) ++to;
+    groups_.emplace_back(offset, std::span<const Observation>(observations_.data() + from, to - from));
     from = to;
   }
-  pending_ = {};
 }
 
-void Analysis::observe(const PartitionKey& key, int64_t offset, const RecordView& r, Instant at, const Operation* op) {
-  observations_[key].add(offset, Observation{r.tombstone ? 0 : r.value_digest, &r, at, op});
+void Analysis::observe(const PartitionKey& key, const Operation& op, bool acknowledged_only) {
+  if (op.records.empty()) return;
+  ObservationsByOffset& observations = observations_[key];  // once per operation, not per record
+  for (const RecordView& r : op.records) {
+    if (acknowledged_only && r.offset < 0) continue;
+    observations.add(Observation{r.offset, r.tombstone ? 0 : r.value_digest, &r, &op});
+  }
 }
 
 void Analysis::index_ops() {
+  key_by_op_.reserve(ctx_.history.ops().size());
+  writes_.reserve(ctx_.history.ops().size());
+  write_by_digest_.reserve(ctx_.history.ops().size() / 2);  // about one produced record per two operations
   for (const Operation& op : ctx_.history.ops()) {
+    SLUICE_ASSERT(op.id == key_by_op_.size());
+    key_by_op_.push_back(find_key_of(op));
     if (op.outcome != Outcome::kFailed && op.kind == OpKind::kAlterConfig) alter_configs_.push_back(&op);
     // A replicated DeleteRecords moves the leader's log start before it waits for the followers: REQUEST_TIMED_OUT
     // or NOT_LEADER_OR_FOLLOWER then leave the cut in place (as Kafka's DelayedDeleteRecords does), so they may
@@ -117,22 +121,20 @@ void Analysis::index_ops() {
                               op.error_code == static_cast<int16_t>(ErrorCode::kNotLeaderOrFollower);
     if (may_have_cut && op.kind == OpKind::kDeleteRecords) delete_records_.push_back(&op);
     if (op.kind == OpKind::kProduce) {
-      const std::optional<PartitionKey> key = key_of(op);
+      const PartitionKey* key = key_of(op);
       const bool acknowledged = key && op.completed && op.outcome == Outcome::kOk;
       for (size_t i = 0; i < op.records.size(); ++i) {
         writes_.push_back(Write{&op, i});
         if (!op.records[i].tombstone) write_by_digest_[op.records[i].value_digest] = writes_.size() - 1;
-        if (acknowledged && op.records[i].offset >= 0) {
-          observe(*key, op.records[i].offset, op.records[i], op.completed_at, &op);
-        }
       }
+      if (acknowledged) observe(*key, op, /*acknowledged_only=*/true);
       continue;
     }
     if (!observes_records(op)) continue;
-    const std::optional<PartitionKey> found_key = key_of(op);
+    const PartitionKey* found_key = key_of(op);
     if (!found_key) continue;
     const PartitionKey& key = *found_key;
-    for (const RecordView& r : op.records) observe(key, r.offset, r, op.completed_at, &op);
+    observe(key, op, /*acknowledged_only=*/false);
     if (op.kind == OpKind::kFinalRead) {
       FinalRead& final_read = final_reads_[key];
       final_read.op = &op;
@@ -150,10 +152,16 @@ int Analysis::incarnation(const std::string& topic, int32_t partition, Instant t
   return static_cast<int>(std::count_if(found->second.begin(), found->second.end(), [t](Instant d) { return d <= t; }));
 }
 
-std::optional<PartitionKey> Analysis::key_of(const Operation& op) const {
+const PartitionKey* Analysis::find_key_of(const Operation& op) {
   const int before = incarnation(op.tp.topic, op.tp.partition, op.invoked_at);
-  if (op.completed && incarnation(op.tp.topic, op.tp.partition, op.completed_at) != before) return std::nullopt;
-  return PartitionKey{op.tp.topic, op.tp.partition, before};
+  if (op.completed && incarnation(op.tp.topic, op.tp.partition, op.completed_at) != before) return nullptr;
+  // A run addresses a handful of partitions: a scan of them beats building a key to look one up.
+  for (const PartitionKey* key : first_keys_) {
+    if (key->partition == op.tp.partition && key->incarnation == before && key->topic == op.tp.topic) return key;
+  }
+  const PartitionKey* key = &*keys_.insert(PartitionKey{op.tp.topic, op.tp.partition, before}).first;
+  if (first_keys_.size() < kFirstKeys) first_keys_.push_back(key);
+  return key;
 }
 
 bool Analysis::deleted_after(const std::string& topic, int32_t partition, Instant t) const {

@@ -2,13 +2,16 @@
 // incarnations and broker clocks. Nothing here judges; the checkers do.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "core/base/assert.h"
 #include "sim/checkers/check.h"
 
 namespace sluice::sim {
@@ -32,14 +35,36 @@ struct Write {
 };
 
 // A record some client saw at an offset: a fetch or final read returned it, or a produce was acknowledged with it.
-// Points into the history, which outlives the analysis.
+// Points into the history, which outlives the analysis. 32 bytes: a run holds hundreds of thousands.
 struct Observation {
+  int64_t offset = -1;
   uint64_t digest = 0;  // 0: tombstone (then key tells it apart)
   const RecordView* record = nullptr;
-  Instant at{};
-  const Operation* op = nullptr;
+  const Operation* op = nullptr;  // the fetch, final read or produce that saw it
+  Instant at() const { return op->completed_at; }
   const std::optional<std::string>& key() const { return record->key; }
 };
+
+// Sorts `items` by offset_of(item), keeping their order among equal offsets. A partition's offsets are dense: a
+// counting sort places each item once, without comparisons; a sparse (or huge) range falls back to a stable sort.
+template <typename T, typename OffsetOf>
+void sort_by_offset(std::vector<T>& items, OffsetOf offset_of) {
+  if (items.size() < 2) return;
+  const auto [lowest, highest] = std::minmax_element(
+      items.begin(), items.end(), [&](const T& x, const T& y) { return offset_of(x) < offset_of(y); });
+  const int64_t base = offset_of(*lowest);
+  const uint64_t range = static_cast<uint64_t>(offset_of(*highest)) - static_cast<uint64_t>(base) + 1;
+  if (range > 4 * items.size() + 1024) {
+    std::stable_sort(items.begin(), items.end(), [&](const T& x, const T& y) { return offset_of(x) < offset_of(y); });
+    return;
+  }
+  std::vector<uint32_t> starts(range + 1, 0);
+  for (const T& item : items) ++starts[static_cast<size_t>(offset_of(item) - base) + 1];
+  for (size_t i = 1; i < starts.size(); ++i) starts[i] += starts[i - 1];
+  std::vector<T> sorted(items.size());
+  for (T& item : items) sorted[starts[static_cast<size_t>(offset_of(item) - base)]++] = std::move(item);
+  items = std::move(sorted);
+}
 
 // Every observation of one partition, grouped by offset in increasing order; at one offset, in history order.
 // Sorted once into one vector (a tree node and a vector per offset cost more than the checks that read them).
@@ -53,7 +78,8 @@ class ObservationsByOffset {
   ObservationsByOffset(ObservationsByOffset&&) = default;  // the groups' spans point into the moved buffer
   ObservationsByOffset& operator=(ObservationsByOffset&&) = default;
 
-  void add(int64_t offset, Observation observation) { pending_.emplace_back(offset, std::move(observation)); }
+  // REQUIRES: in history order (the order of op ids), before seal().
+  void add(const Observation& observation) { observations_.push_back(observation); }
   // Sorts and groups what add() gathered; before it the groups are empty.
   void seal();
   std::vector<Group>::const_iterator begin() const { return groups_.begin(); }
@@ -61,8 +87,7 @@ class ObservationsByOffset {
   size_t size() const { return groups_.size(); }
 
  private:
-  std::vector<std::pair<int64_t, Observation>> pending_;
-  std::vector<Observation> sorted_;
+  std::vector<Observation> observations_;
   std::vector<Group> groups_;
 };
 
@@ -85,9 +110,13 @@ class Analysis {
   PartitionKey key_at(const TopicPartitionId& tp, Instant t) const {
     return PartitionKey{tp.topic, tp.partition, incarnation(tp.topic, tp.partition, t)};
   }
-  // The incarnation an operation addressed; nullopt when a declared deletion of its partition fell between its
-  // invocation and completion (it may have reached either incarnation: nothing is judged by it).
-  std::optional<PartitionKey> key_of(const Operation& op) const;
+  // The incarnation an operation of the history addressed; null when a declared deletion of its partition fell
+  // between its invocation and completion (it may have reached either incarnation: nothing is judged by it).
+  // Worked out once per operation: checkers ask for every write and read, several times over.
+  const PartitionKey* key_of(const Operation& op) const {
+    SLUICE_ASSERT(op.id < key_by_op_.size());
+    return key_by_op_[op.id];
+  }
   // Whether the partition was deleted (declared by the broker) after `t`.
   bool deleted_after(const std::string& topic, int32_t partition, Instant t) const;
 
@@ -133,9 +162,15 @@ class Analysis {
  private:
   void index_ops();
   void index_world();
-  void observe(const PartitionKey& key, int64_t offset, const RecordView& r, Instant at, const Operation* op);
+  const PartitionKey* find_key_of(const Operation& op);
+  // Adds the records `op` saw (or, for a produce, those acknowledged with an offset) to the partition's observations.
+  void observe(const PartitionKey& key, const Operation& op, bool acknowledged_only);
 
   const CheckContext& ctx_;
+  std::set<PartitionKey> keys_;                   // every key an operation addressed; nodes stay put
+  std::vector<const PartitionKey*> key_by_op_;    // by operation id
+  static constexpr size_t kFirstKeys = 32;
+  std::vector<const PartitionKey*> first_keys_;  // the first kFirstKeys of keys_, scanned before it
   std::vector<Write> writes_;
   std::unordered_map<uint64_t, size_t> write_by_digest_;  // looked up only, never walked in order
   std::map<PartitionKey, ObservationsByOffset> observations_;

@@ -26,10 +26,12 @@ struct KeyIndex {
 
 std::map<PartitionKey, KeyIndex> index_compacted(const Analysis& a) {
   std::map<PartitionKey, KeyIndex> index;
+  const auto& topics = a.ctx().topics;
+  if (std::none_of(topics.begin(), topics.end(), [](const auto& t) { return t.second.compacted; })) return index;
   for (const Write& w : a.writes()) {
     const TopicFacts* facts = a.topic(w.op->tp.topic);
     if (facts == nullptr || !facts->compacted || !w.acked() || w.offset() < 0 || !w.record().key) continue;
-    const std::optional<PartitionKey> key = a.key_of(*w.op);
+    const PartitionKey* key = a.key_of(*w.op);
     if (!key) continue;
     KeyIndex& k = index[*key];
     k.acked[w.offset()] = &w;
@@ -72,9 +74,10 @@ struct Missing {
 // The latest acknowledged records of their keys that a covering read did not return.
 std::vector<Missing> missing_latest(const Analysis& a, const std::map<PartitionKey, KeyIndex>& index) {
   std::vector<Missing> missing;
+  if (index.empty()) return missing;  // no compacted topic was written: nothing to walk the history for
   for (const Operation& read : a.ctx().history.ops()) {
     if (!(read.kind == OpKind::kFetch || read.kind == OpKind::kFinalRead) || read.outcome != Outcome::kOk) continue;
-    const std::optional<PartitionKey> read_key = a.key_of(read);
+    const PartitionKey* read_key = a.key_of(read);
     if (!read_key) continue;
     const PartitionKey& key = *read_key;
     auto found = index.find(key);

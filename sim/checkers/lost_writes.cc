@@ -18,6 +18,19 @@ namespace {
 
 std::string acks_label(int16_t acks) { return acks == -1 ? "acks=all" : fmt::format("acks={}", acks); }
 
+// The figures of one pass, by acks and outcome, added to the report once at the end: a run has tens of thousands
+// of writes, and a figure's name built and looked up per write cost more than the check itself.
+class Tally {
+ public:
+  void count(int16_t acks, std::string_view outcome) { ++counts_[{acks, outcome}]; }
+  void report_to(CheckReport& report) const {
+    for (const auto& [what, n] : counts_) report.count(acks_label(what.first) + std::string(what.second), n);
+  }
+
+ private:
+  std::map<std::pair<int16_t, std::string_view>, int64_t> counts_;  // outcome: a literal
+};
+
 }  // namespace
 
 void check_lost_writes(const Analysis& a, CheckReport& report) {
@@ -28,6 +41,7 @@ void check_lost_writes(const Analysis& a, CheckReport& report) {
     digests.reserve(read.records.size());
     for (const auto& [offset, record] : read.records) digests.insert(record->value_digest);
   }
+  Tally tally;
   for (const Write& w : a.writes()) {
     const Operation& op = *w.op;
     const RecordView& record = w.record();
@@ -35,27 +49,26 @@ void check_lost_writes(const Analysis& a, CheckReport& report) {
     const TopicFacts* facts = a.topic(op.tp.topic);
     if (facts == nullptr || facts->compacted) continue;
     if (a.deleted_after(op.tp.topic, op.tp.partition, op.invoked_at)) continue;
-    const std::optional<PartitionKey> write_key = a.key_of(op);
+    const PartitionKey* write_key = a.key_of(op);
     if (!write_key) continue;
     const PartitionKey& key = *write_key;
     auto read = a.final_reads().find(key);
     if (read == a.final_reads().end()) continue;  // the partition was never read at the end (topic gone)
-    const std::string label = acks_label(op.acks);
     if (present[key].count(record.value_digest) != 0) {
-      report.count(label + " acknowledged and present");
+      tally.count(op.acks, " acknowledged and present");
       continue;
     }
     const int64_t offset = record.offset;
     if (offset >= 0 && offset < read->second.log_start) {
-      report.count(label + " removed by retention or DeleteRecords");
+      tally.count(op.acks, " removed by retention or DeleteRecords");
       continue;
     }
     if (offset < 0 && read->second.log_start > 0) {
-      report.count(label + " not found (no offset known, log start moved)");
+      tally.count(op.acks, " not found (no offset known, log start moved)");
       continue;
     }
     if (a.faultless()) {
-      report.count(label + " lost in a run without faults (violations)");
+      tally.count(op.acks, " lost in a run without faults (violations)");
       report_violation(report, "lost-write",
                        fmt::format("{} acknowledged value {:016x} of {} is missing from the final read, in a run "
                                    "without any fault (log start {}, high watermark {})",
@@ -67,14 +80,14 @@ void check_lost_writes(const Analysis& a, CheckReport& report) {
     // An acks=all write was on a quorum: it takes power losses after it (analysis.h says how many) to lose it.
     const bool excused = op.acks == -1 ? a.quorum_power_loss_after(op.invoked_at) : power_lost;
     if (excused && !facts->persisted) {
-      report.count(label + " lost to power loss (replicated)");
+      tally.count(op.acks, " lost to power loss (replicated)");
       continue;
     }
     if (op.acks != -1) {
-      report.count(label + (power_lost ? " lost to power loss (persisted)" : " lost without power loss"));
+      tally.count(op.acks, power_lost ? " lost to power loss (persisted)" : " lost without power loss");
       continue;
     }
-    report.count("acks=all lost (violations)");
+    tally.count(op.acks, " lost (violations)");
     report_violation(report, "lost-write",
                      fmt::format("{} acknowledged value {:016x} at offset {} of {} ({}), missing from the final read "
                                  "(log start {}, high watermark {}){}",
@@ -82,6 +95,7 @@ void check_lost_writes(const Analysis& a, CheckReport& report) {
                                  facts->persisted ? "persisted" : "replicated", read->second.log_start,
                                  read->second.high_watermark, power_lost ? "; a power loss followed" : ""));
   }
+  tally.report_to(report);
 }
 
 // Duplicates: one value at two offsets. An idempotent producer promises exactly once per send; a plain producer's

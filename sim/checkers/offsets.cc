@@ -34,8 +34,8 @@ void check_one_record_per_offset(const Analysis& a, CheckReport& report) {
         const Observation& first = seen.front();
         const Observation& other = seen[i];
         if (same_record(first, other)) continue;
-        const Instant from = std::min(first.at, other.at);
-        const Instant to = std::max(first.at, other.at);
+        const Instant from = std::min(first.at(), other.at());
+        const Instant to = std::max(first.at(), other.at());
         if (a.truncated_between(key.topic, key.partition, offset, from, to)) {
           report.count("offsets reused after a declared recovery cut");
           continue;
@@ -91,7 +91,7 @@ void check_idempotent_order(const Analysis& a, CheckReport& report) {
   std::map<Slot, std::vector<const Operation*>> failed;
   for (const Operation& op : a.ctx().history.ops()) {
     if (op.kind != OpKind::kProduce || !op.idempotent || op.outcome != Outcome::kFailed) continue;
-    if (const std::optional<PartitionKey> key = a.key_of(op)) failed[{op.process, *key}].push_back(&op);
+    if (const PartitionKey* key = a.key_of(op)) failed[{op.process, *key}].push_back(&op);
   }
   // A failure in flight together with either batch (sent before the later one, answered after the earlier was sent).
   const auto failure_between = [&](const Slot& slot, const Operation& earlier, const Operation& later) {
@@ -105,7 +105,7 @@ void check_idempotent_order(const Analysis& a, CheckReport& report) {
   for (const Operation& op : a.ctx().history.ops()) {
     if (op.kind != OpKind::kProduce || !op.idempotent || op.outcome != Outcome::kOk || op.records.empty()) continue;
     if (op.records.front().offset < 0) continue;
-    const std::optional<PartitionKey> key = a.key_of(op);
+    const PartitionKey* key = a.key_of(op);
     if (!key) continue;
     const auto slot = std::make_pair(op.process, *key);
     auto found = last.find(slot);

@@ -39,7 +39,7 @@ std::map<PartitionKey, std::vector<LogStartSeen>> log_starts(const Analysis& a, 
     const bool earliest = op.kind == OpKind::kListOffsets && op.outcome == Outcome::kOk &&
                           op.offset == client::kEarliestTimestamp;
     if (!fetch && !earliest) continue;
-    const std::optional<PartitionKey> key = a.key_of(op);
+    const PartitionKey* key = a.key_of(op);
     if (!key) continue;
     seen[*key].push_back({earliest ? op.result_offset : op.log_start_offset, op.completed_at, &op});
   }
@@ -47,18 +47,19 @@ std::map<PartitionKey, std::vector<LogStartSeen>> log_starts(const Analysis& a, 
 }
 
 void check_never_evicts_unexpired(const Analysis& a, const TopicFacts& facts, CheckReport& report) {
-  std::map<PartitionKey, std::vector<const Write*>> writes_by_key;
+  // (offset, write): sorted without a walk from each write to its record per comparison.
+  std::map<PartitionKey, std::vector<std::pair<int64_t, const Write*>>> writes_by_key;
   for (const Write& w : a.writes()) {
     const TopicPartitionId& tp = w.op->tp;
     if (tp.topic != facts.name || tp.partition < 0 || tp.partition >= facts.partitions) continue;
     if (!w.acked() || w.offset() < 0) continue;
-    if (const std::optional<PartitionKey> key = a.key_of(*w.op)) writes_by_key[*key].push_back(&w);
+    if (const PartitionKey* key = a.key_of(*w.op)) writes_by_key[*key].emplace_back(w.offset(), &w);
   }
   const std::map<PartitionKey, std::vector<LogStartSeen>> starts = log_starts(a, facts);
   for (auto& [key, writes] : writes_by_key) {
     const auto seen_of_key = starts.find(key);
     if (seen_of_key == starts.end()) continue;
-    std::sort(writes.begin(), writes.end(), [](const Write* x, const Write* y) { return x->offset() < y->offset(); });
+    sort_by_offset(writes, [](const std::pair<int64_t, const Write*>& w) { return w.first; });
     const int32_t p = key.partition;
     int64_t judged = -1;  // a log start already judged: later sightings of it only find the records older
     for (const LogStartSeen& seen : seen_of_key->second) {
@@ -67,8 +68,8 @@ void check_never_evicts_unexpired(const Analysis& a, const TopicFacts& facts, Ch
       const int64_t cut = a.delete_records_cut_before(key, seen.at);
       const int64_t retention = a.config_range(facts.name, "retention.ms", facts.retention_ms, seen.at).first;
       const int64_t now_ms = a.max_wall_ms(Instant{}, seen.at);
-      for (const Write* w : writes) {
-        if (w->offset() >= seen.log_start) break;
+      for (const auto& [offset, w] : writes) {
+        if (offset >= seen.log_start) break;
         if (w->offset() < cut || w->op->completed_at > seen.at) continue;
         if (a.truncated_between(facts.name, p, w->offset(), w->op->completed_at, seen.at)) continue;
         const int64_t batch_max = w->record().batch_max_timestamp_ms;
@@ -92,12 +93,12 @@ PrefixMaxTimestamps prefix_max_timestamps(const Analysis& a, const TopicFacts& f
   PrefixMaxTimestamps by_offset;
   for (const Write& w : a.writes()) {
     if (w.op->tp.topic != facts.name || !w.acked() || w.offset() < 0) continue;
-    const std::optional<PartitionKey> key = a.key_of(*w.op);
+    const PartitionKey* key = a.key_of(*w.op);
     if (!key) continue;
     by_offset[*key].emplace_back(w.offset(), w.record().batch_max_timestamp_ms);
   }
   for (auto& [key, offsets] : by_offset) {
-    std::sort(offsets.begin(), offsets.end());
+    sort_by_offset(offsets, [](const std::pair<int64_t, int64_t>& o) { return o.first; });
     int64_t running = INT64_MIN;
     for (auto& [offset, ts] : offsets) {
       running = std::max(running, ts);
@@ -143,7 +144,7 @@ void check_no_expired_readable(const Analysis& a, const TopicFacts& facts, Check
     const Write* written = first.tombstone ? nullptr : a.write_of(first.value_digest);
     if (written == nullptr || !written->op->completed || written->op->completed_at > due) continue;
     // Eviction is a prefix: every acknowledged record before it must have expired too.
-    const std::optional<PartitionKey> read_key = a.key_of(op);
+    const PartitionKey* read_key = a.key_of(op);
     if (!read_key) continue;
     auto partition = prefix.find(*read_key);
     if (partition != prefix.end()) {

@@ -148,7 +148,7 @@ std::string to_json(const Operation& op) {
   if (!op.tp.topic.empty()) json.add("topic", op.tp.topic);
   if (op.tp.partition >= 0) json.add("partition", static_cast<int64_t>(op.tp.partition));
   if (op.error_code != 0) json.add("error_code", static_cast<int64_t>(op.error_code));
-  if (!op.error.empty()) json.add("error", op.error);
+  if (!op.error().empty()) json.add("error", op.error());
   if (op.kind == OpKind::kProduce) {
     json.add("acks", static_cast<int64_t>(op.acks));
     json.add_raw("idempotent", op.idempotent ? "true" : "false");
@@ -216,7 +216,7 @@ std::string describe(const Operation& op) {
   }
   if (op.offset >= 0 && op.kind != OpKind::kProduce) text += fmt::format(" from {}", op.offset);
   if (op.error_code != 0) text += fmt::format(" error {}", op.error_code);
-  if (!op.error.empty()) text += " (" + op.error + ")";
+  if (!op.error().empty()) text += " (" + op.error() + ")";
   if (!op.records.empty()) text += fmt::format(" [{} records]", op.records.size());
   return text;
 }

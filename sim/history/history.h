@@ -52,9 +52,11 @@ struct RecordView {
   int64_t batch_max_timestamp_ms = -1;
 };
 
-// What only group and admin operations carry. Most operations are produces and fetches, and these fields were half
-// of every operation's size (a run keeps hundreds of thousands of them).
+// What only group and admin operations (and failed ones) carry. Most operations are produces and fetches that
+// succeed, and these fields were half of every operation's size (a run keeps hundreds of thousands of them).
 struct OperationDetails {
+  std::string error;  // transport errors and other text
+
   // kJoin / kCommit / kCommitted
   std::string group;
   std::string member;
@@ -67,22 +69,13 @@ struct OperationDetails {
   std::map<std::string, uint64_t> table;
 };
 
+// Fields ordered largest first: 176 bytes, not 224 (a run keeps hundreds of thousands).
 struct Operation {
   uint64_t id = 0;
   std::string process;  // the workload instance, e.g. "producer-1" or "group-g1/2"
-  OpKind kind = OpKind::kProduce;
-  Outcome outcome = Outcome::kUnknown;
+  TopicPartitionId tp;  // where it applies (topic only for topic-wide admin operations)
   Instant invoked_at{};
   Instant completed_at{};
-  bool completed = false;
-  TopicPartitionId tp;     // where it applies (topic only for topic-wide admin operations)
-  int16_t error_code = 0;  // the broker's answer
-  std::string error;       // transport errors and other text
-
-  // kProduce
-  int16_t acks = -1;
-  bool idempotent = false;
-  int attempts = 0;
   std::vector<RecordView> records;  // produce: what was written (offsets filled in when acknowledged); fetch: read
 
   // kFetch / kListOffsets / kFinalRead / kDeleteRecords: the requested offset (or timestamp for kListOffsets) and
@@ -92,6 +85,18 @@ struct Operation {
   int64_t high_watermark = -1;
   int64_t log_start_offset = -1;
 
+  int attempts = 0;        // kProduce
+  int16_t error_code = 0;  // the broker's answer
+  int16_t acks = -1;       // kProduce
+  OpKind kind = OpKind::kProduce;
+  Outcome outcome = Outcome::kUnknown;
+  bool completed = false;
+  bool idempotent = false;  // kProduce
+
+  // Transport errors and other text; empty when none.
+  const std::string& error() const { return details().error; }
+  void set_error(std::string text) { edit_details().error = std::move(text); }
+
   // The group and admin fields: empty ones unless edit_details() wrote some.
   const OperationDetails& details() const;
   OperationDetails& edit_details();
@@ -99,6 +104,8 @@ struct Operation {
  private:
   std::unique_ptr<OperationDetails> details_;  // moved with the operation: operations are never copied
 };
+
+static_assert(sizeof(Operation) <= 176, "a run keeps hundreds of thousands of operations");
 
 // What the world did to a broker node.
 struct WorldEvent {

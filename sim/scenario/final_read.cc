@@ -20,13 +20,13 @@ enum class ReadEnd { kWhole, kGone, kFailed };
 ReadEnd read_whole(client::Client& client, const client::TopicPartitionId& tp, Operation& op) {
   Result<client::ListedOffset> earliest = client.list_offset(tp, client::kEarliestTimestamp);
   if (!earliest.ok()) {
-    op.error = earliest.status().to_string();
+    op.set_error(earliest.status().to_string());
     return earliest.status().protocol_error() == wire_code(ErrorCode::kUnknownTopicOrPartition) ? ReadEnd::kGone
                                                                                                    : ReadEnd::kFailed;
   }
   Result<client::ListedOffset> latest = client.list_offset(tp, client::kLatestTimestamp);
   if (!latest.ok()) {
-    op.error = latest.status().to_string();
+    op.set_error(latest.status().to_string());
     return ReadEnd::kFailed;
   }
   op.offset = earliest->offset;
@@ -37,8 +37,8 @@ ReadEnd read_whole(client::Client& client, const client::TopicPartitionId& tp, O
   while (position < latest->offset) {
     Result<client::FetchResult> fetched = client.fetch(tp, position, client::FetchOptions{});
     if (!fetched.ok() || fetched->error_code != 0) {
-      op.error = fetched.ok() ? fmt::format("fetch at {}: error {}", position, fetched->error_code)
-                              : fetched.status().to_string();
+      op.set_error(fetched.ok() ? fmt::format("fetch at {}: error {}", position, fetched->error_code)
+                                : fetched.status().to_string());
       return ReadEnd::kFailed;
     }
     // Past the last whole batch returned, control batches included (an answer of only a LeaderChange marker, say at
@@ -78,7 +78,7 @@ void final_read(RunWorld& world, const Scenario& scenario, const client::ClientC
         o.outcome = end == ReadEnd::kWhole ? Outcome::kOk : Outcome::kFailed;
         history.complete(id, env.clock.now());
         if (end == ReadEnd::kFailed) {
-          report.fail("final-read", fmt::format("{} could not be read whole: {}", tp.to_string(), o.error));
+          report.fail("final-read", fmt::format("{} could not be read whole: {}", tp.to_string(), o.error()));
         }
       }
     }

@@ -68,7 +68,7 @@ bool create_topics(RunWorld& world, const Scenario& s, History& history, Duratio
         Operation& o = history.op(id);
         o.outcome = created.ok() ? Outcome::kOk : Outcome::kFailed;
         o.error_code = created.protocol_error();
-        if (!created.ok()) o.error = created.to_string();
+        if (!created.ok()) o.set_error(created.to_string());
         history.complete(id, env.clock.now());
         if (created.ok() || created.protocol_error() == wire_code(ErrorCode::kTopicAlreadyExists)) break;
         env.scheduler.sleep_for(200ms);

@@ -294,7 +294,7 @@ void Simulation::expectations() {
       refused = true;
       result_.report.count("reads refused with KAFKA_STORAGE_ERROR");
     }
-    if (op.error.find("fails its CRC") != std::string::npos) {
+    if (op.error().find("fails its CRC") != std::string::npos) {
       result_.report.fail("damage", "the broker served bytes that fail their CRC: " + describe(op));
       break;
     }

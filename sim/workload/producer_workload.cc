@@ -91,7 +91,7 @@ class ProducerWorkload final : public Workload {
     Operation& op = ctx_.history.op(id);
     op.outcome = result.outcome;
     op.error_code = result.error_code;
-    op.error = result.error;
+    if (!result.error.empty()) op.set_error(result.error);
     op.attempts = result.attempts;
     op.log_start_offset = result.log_start_offset;
     if (result.outcome == Outcome::kOk && result.base_offset >= 0) {

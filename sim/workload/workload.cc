@@ -1,6 +1,7 @@
 #include "sim/workload/workload.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "core/base/assert.h"
@@ -19,6 +20,22 @@ std::string_view workload_kind_name(WorkloadSpec::Kind kind) {
   SLUICE_UNREACHABLE();
 }
 
+namespace {
+
+constexpr char kFiller[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+constexpr uint64_t kFillerBase = sizeof(kFiller) - 1;
+constexpr uint64_t kPairBase = kFillerBase * kFillerBase;
+
+// The two filler characters of each base-36 digit pair, low digit first: two characters per division.
+constexpr std::array<std::array<char, 2>, kPairBase> make_filler_pairs() {
+  std::array<std::array<char, 2>, kPairBase> pairs{};
+  for (uint64_t i = 0; i < kPairBase; ++i) pairs[i] = {kFiller[i % kFillerBase], kFiller[i / kFillerBase]};
+  return pairs;
+}
+constexpr std::array<std::array<char, 2>, kPairBase> kFillerPairs = make_filler_pairs();
+
+}  // namespace
+
 Bytes make_value(const std::string& process, uint64_t n, int bytes, Random& random) {
   // Every produced record makes one: built in place (no format parse, no push_back per byte), byte for byte what
   // the traces of earlier builds hold.
@@ -26,18 +43,20 @@ Bytes make_value(const std::string& process, uint64_t n, int bytes, Random& rand
   text += '#';
   text += std::to_string(n);
   text += '|';
-  static constexpr char kFiller[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-  constexpr uint64_t kBase = sizeof(kFiller) - 1;
   constexpr int kDigitsPerDraw = 12;  // 36^12 < 2^64: twelve filler characters from one draw, not one each
   Bytes value(std::max(text.size(), static_cast<size_t>(std::max(bytes, 0))));
   std::copy(text.begin(), text.end(), value.begin());
   size_t at = text.size();
   while (at < value.size()) {
     uint64_t draw = random.next_u64();
-    for (int i = 0; i < kDigitsPerDraw && at < value.size(); ++i) {
-      value[at++] = static_cast<uint8_t>(kFiller[draw % kBase]);
-      draw /= kBase;
+    const size_t digits = std::min<size_t>(kDigitsPerDraw, value.size() - at);
+    for (size_t i = 0; i + 1 < digits; i += 2) {
+      const std::array<char, 2>& pair = kFillerPairs[draw % kPairBase];
+      value[at++] = static_cast<uint8_t>(pair[0]);
+      value[at++] = static_cast<uint8_t>(pair[1]);
+      draw /= kPairBase;
     }
+    if (digits % 2 != 0) value[at++] = static_cast<uint8_t>(kFiller[draw % kFillerBase]);
   }
   return value;
 }
@@ -77,7 +96,7 @@ void settle_from_status(Operation& op, const Status& status) {
     return;
   }
   op.error_code = status.protocol_error();
-  op.error = status.to_string();
+  op.set_error(status.to_string());
   // The broker answered with an error: nothing was done. No answer at all: it may have been.
   op.outcome = status.protocol_error() != 0 || status.code() == Code::kInvalidArgument ? Outcome::kFailed
                                                                                          : Outcome::kUnknown;
