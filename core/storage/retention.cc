@@ -63,9 +63,17 @@ Result<int64_t> time_retention_target(PartitionLog& log, int64_t retention_ms, i
       continue;
     }
     // Batches without timestamps (-1) never expire by time.
-    return evict_leading_batches(log, target, limit, [cutoff](const BatchHeader& header) {
+    const auto expired = [cutoff](const BatchHeader& header) {
       return header.max_timestamp >= 0 && header.max_timestamp < cutoff;
-    });
+    };
+    // Most checks evict nothing: the first batch's header (read twice, they must agree) says so without the scan's
+    // chunk read, which read and checked up to a MiB of records at every check of every partition.
+    SLUICE_ASSIGN_OR_RETURN(const std::optional<BatchHeader> first, log.batch_header_containing(target));
+    if (!first.has_value() || first->last_offset() >= limit || !expired(*first)) {
+      SLUICE_PROBE("retention.first_header_unexpired");
+      return target;
+    }
+    return evict_leading_batches(log, target, limit, expired);
   }
   return target;
 }
