@@ -59,9 +59,13 @@ void reset_probe_hits();
     }                                                                              \
   } while (0)
 
+// The empty asm takes the site's address: without it the optimizer holds the site unreachable from anywhere else
+// (`used` keeps it, yet no code names it), so a count read through probe_sites() in the same translation unit
+// could miss the increments before it (Probe.SitesAreListedBeforeAndCountedAfterTheyFire failed at -O2).
 #define SLUICE_PROBE(name)                                                               \
   do {                                                                                   \
     __attribute__((section("sluice_probes"), used)) static ::sluice::ProbeSite           \
         sluice_probe_site_ = {(name), __FILE__, __LINE__, 0};                            \
+    asm volatile("" : : "r"(&sluice_probe_site_));                                       \
     ++sluice_probe_site_.hits;                                                           \
   } while (0)
