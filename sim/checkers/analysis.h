@@ -53,12 +53,14 @@ void sort_by_offset(std::vector<T>& items, OffsetOf offset_of) {
   const auto [lowest, highest] = std::minmax_element(
       items.begin(), items.end(), [&](const T& x, const T& y) { return offset_of(x) < offset_of(y); });
   const int64_t base = offset_of(*lowest);
-  const uint64_t range = static_cast<uint64_t>(offset_of(*highest)) - static_cast<uint64_t>(base) + 1;
-  if (range > 4 * items.size() + 1024) {
+  // highest - lowest, computed without overflow whatever the offsets (a broker bug may return any).
+  const uint64_t span = static_cast<uint64_t>(offset_of(*highest)) - static_cast<uint64_t>(base);
+  if (span >= 4 * items.size() + 1024) {
     std::stable_sort(items.begin(), items.end(), [&](const T& x, const T& y) { return offset_of(x) < offset_of(y); });
     return;
   }
-  std::vector<uint32_t> starts(range + 1, 0);
+  SLUICE_ASSERT(items.size() < UINT32_MAX);
+  std::vector<uint32_t> starts(span + 2, 0);
   for (const T& item : items) ++starts[static_cast<size_t>(offset_of(item) - base) + 1];
   for (size_t i = 1; i < starts.size(); ++i) starts[i] += starts[i - 1];
   std::vector<T> sorted(items.size());
