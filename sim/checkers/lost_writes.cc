@@ -31,39 +31,63 @@ class Tally {
   std::map<std::pair<int16_t, std::string_view>, int64_t> counts_;  // outcome: a literal
 };
 
+// Per partition key (interned by the analysis: looked up by address), its topic's facts, its final read and the
+// digests that read holds (hashed: only looked up, never walked in order). Built at a key's first write.
+class FinalReads {
+ public:
+  struct Partition {
+    const TopicFacts* facts = nullptr;
+    const FinalRead* read = nullptr;  // null: the partition was never read at the end (topic gone)
+    std::unordered_set<uint64_t> present;
+  };
+
+  explicit FinalReads(const Analysis& a) : a_(a) {}
+
+  const Partition& of(const PartitionKey* key) {
+    auto [it, inserted] = partitions_.try_emplace(key);
+    if (!inserted) return it->second;
+    Partition& p = it->second;
+    p.facts = a_.topic(key->topic);
+    const auto read = a_.final_reads().find(*key);
+    if (read != a_.final_reads().end()) {
+      p.read = &read->second;
+      p.present.reserve(p.read->records.size());
+      for (const auto& [offset, record] : p.read->records) p.present.insert(record->value_digest);
+    }
+    return p;
+  }
+
+ private:
+  const Analysis& a_;
+  std::map<const PartitionKey*, Partition> partitions_;
+};
+
 }  // namespace
 
 void check_lost_writes(const Analysis& a, CheckReport& report) {
-  // Digests present in each final read, for the common case. Hashed: only looked up, never walked in order.
-  std::map<PartitionKey, std::unordered_set<uint64_t>> present;
-  for (const auto& [key, read] : a.final_reads()) {
-    std::unordered_set<uint64_t>& digests = present[key];
-    digests.reserve(read.records.size());
-    for (const auto& [offset, record] : read.records) digests.insert(record->value_digest);
-  }
+  FinalReads final_reads(a);
   Tally tally;
   for (const Write& w : a.writes()) {
     const Operation& op = *w.op;
     const RecordView& record = w.record();
     if (!w.acked() || record.tombstone) continue;
-    const TopicFacts* facts = a.topic(op.tp.topic);
-    if (facts == nullptr || facts->compacted) continue;
+    const PartitionKey* key = a.key_of(op);
+    if (key == nullptr) continue;
+    const FinalReads::Partition& partition = final_reads.of(key);
+    if (partition.facts == nullptr || partition.facts->compacted || partition.read == nullptr) continue;
     if (a.deleted_after(op.tp.topic, op.tp.partition, op.invoked_at)) continue;
-    const PartitionKey* write_key = a.key_of(op);
-    if (!write_key) continue;
-    const PartitionKey& key = *write_key;
-    auto read = a.final_reads().find(key);
-    if (read == a.final_reads().end()) continue;  // the partition was never read at the end (topic gone)
-    if (present[key].count(record.value_digest) != 0) {
+    const TopicFacts* facts = partition.facts;
+    const FinalRead& read = *partition.read;
+    if (partition.present.count(record.value_digest) != 0) {
       tally.count(op.acks, " acknowledged and present");
       continue;
     }
     const int64_t offset = record.offset;
-    if (offset >= 0 && offset < read->second.log_start) {
+    if (offset >= 0 && offset < read.log_start) {
       tally.count(op.acks, " removed by retention or DeleteRecords");
       continue;
     }
-    if (offset < 0 && read->second.log_start > 0) {
+    if (offset < 0 && read.log_start > 0) {
       tally.count(op.acks, " not found (no offset known, log start moved)");
       continue;
     }
@@ -72,8 +96,8 @@ void check_lost_writes(const Analysis& a, CheckReport& report) {
       report_violation(report, "lost-write",
                        fmt::format("{} acknowledged value {:016x} of {} is missing from the final read, in a run "
                                    "without any fault (log start {}, high watermark {})",
-                                   describe(op), record.value_digest, key.to_string(), read->second.log_start,
-                                   read->second.high_watermark));
+                                   describe(op), record.value_digest, key->to_string(), read.log_start,
+                                   read.high_watermark));
       continue;
     }
     const bool power_lost = a.power_loss_after(op.invoked_at);
@@ -91,9 +115,9 @@ void check_lost_writes(const Analysis& a, CheckReport& report) {
     report_violation(report, "lost-write",
                      fmt::format("{} acknowledged value {:016x} at offset {} of {} ({}), missing from the final read "
                                  "(log start {}, high watermark {}){}",
-                                 describe(op), record.value_digest, offset, key.to_string(),
-                                 facts->persisted ? "persisted" : "replicated", read->second.log_start,
-                                 read->second.high_watermark, power_lost ? "; a power loss followed" : ""));
+                                 describe(op), record.value_digest, offset, key->to_string(),
+                                 facts->persisted ? "persisted" : "replicated", read.log_start,
+                                 read.high_watermark, power_lost ? "; a power loss followed" : ""));
   }
   tally.report_to(report);
 }

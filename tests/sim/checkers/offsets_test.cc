@@ -99,6 +99,27 @@ TEST(Phantoms, AWriteReportedFailedMustNotBeReadable) {
   EXPECT_TRUE(has_violation(h.check(one_topic(), "phantoms"), "phantom"));
 }
 
+// The acknowledged write at the offset read vouches for the record only when key and value both match it.
+TEST(Phantoms, TheAcknowledgedValueUnderAnotherKeyIsAPhantom) {
+  HistoryBuilder h;
+  h.produce("t", 0, 0, 11, 1s, "a");
+  h.read(OpKind::kFetch, "t", 0, 0, {{0, "a", 11}}, 2s);
+  EXPECT_TRUE(h.check(one_topic(), "phantoms").violations.empty());
+  h.read(OpKind::kFetch, "t", 0, 0, {{0, "b", 11}}, 3s);
+  EXPECT_TRUE(has_violation(h.check(one_topic(), "phantoms"), "phantom"));
+}
+
+TEST(Phantoms, AValueAcknowledgedOnAnotherPartitionIsAPhantomHere) {
+  HistoryBuilder h;
+  h.produce("t", 0, 0, 11, 1s);
+  h.produce("t", 1, 0, 12, 1s);
+  h.read(OpKind::kFetch, "t", 1, 0, {{0, std::nullopt, 11}}, 3s);
+  const CheckReport report = h.check(one_topic(), "phantoms");
+  ASSERT_TRUE(has_violation(report, "phantom"));
+  EXPECT_NE(report.violations.front().evidence.find("it was written to t-0"), std::string::npos)
+      << report.violations.front().evidence;
+}
+
 TEST(Phantoms, AnUnknownOutcomeMayBeReadable) {
   HistoryBuilder h;
   h.produce("t", 0, -1, 11, 1s, std::nullopt, -1, true, Outcome::kUnknown);
