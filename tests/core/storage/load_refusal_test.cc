@@ -90,9 +90,12 @@ TEST(LoadRefusal, OnePartitionThatDoesNotLoadIsOfflineAndTheOthersServe) {
     ASSERT_TRUE(manager->close().ok());
   }));
   flip_byte(world.fs(), "data/t-1/" + std::string(kStateFileName), 20);  // the recovery point
+  const uint64_t loaded_again_before = probe_hits("log_manager.damaged_load_tried_again");
   ASSERT_TRUE(world.run([&](Env env) {
     auto manager = open_log_manager(env);
     ASSERT_NE(manager, nullptr) << "one partition that does not load kept the others from loading";
+    // Damage seen at a load may be a bad copy: the load was made again, as a restart would, before it was believed.
+    EXPECT_GT(probe_hits("log_manager.damaged_load_tried_again"), loaded_again_before);
     EXPECT_EQ(manager->partitions(), std::vector<TopicPartition>{good});
     EXPECT_EQ(manager->find(bad), nullptr);
     EXPECT_EQ(manager->offline_partitions(), std::vector<TopicPartition>{bad});
