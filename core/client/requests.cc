@@ -161,12 +161,22 @@ Status decode_fetched_records(ByteView records, int64_t offset, std::vector<Fetc
       *next_offset = std::max(*next_offset, header.last_offset() + 1);
     }
     if (header.control() || header.last_offset() < offset) continue;
-    SLUICE_ASSIGN_OR_RETURN(std::vector<storage::Record> decoded, storage::decode_records(batch));
-    for (storage::Record& record : decoded) {
-      if (record.offset < offset) continue;  // the batch starts below the offset asked for
+    // Straight into the answer, without a storage::Record (headers and all) per record first.
+    const size_t before = out->size();
+    const Status decoded = storage::for_each_record(batch, [&](const storage::DecodedRecord& record) {
+      if (record.offset < offset) return;  // the batch starts below the offset asked for
       SLUICE_ASSERT(out->empty() || out->back().offset < record.offset);
-      out->push_back({record.offset, record.timestamp, header.max_timestamp, header.partition_leader_epoch,
-                      std::move(record.key), std::move(record.value)});
+      FetchedRecord& fetched = out->emplace_back();
+      fetched.offset = record.offset;
+      fetched.timestamp = record.timestamp;
+      fetched.batch_max_timestamp = header.max_timestamp;
+      fetched.batch_leader_epoch = header.partition_leader_epoch;
+      if (record.key) fetched.key.emplace(record.key->begin(), record.key->end());
+      if (record.value) fetched.value.emplace(record.value->begin(), record.value->end());
+    });
+    if (!decoded.ok()) {
+      out->resize(before);  // none of a batch that does not decode whole
+      return decoded;
     }
   }
   return Status();

@@ -24,6 +24,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -116,6 +117,18 @@ ByteView with_create_time_max_timestamp(ByteView batch, int64_t records_max_time
 // Decodes every record (decompressing as needed). Fails with kCorruption on any malformed field, a record count
 // or offset delta that disagrees with the header, or trailing bytes.
 Result<std::vector<Record>> decode_records(ByteView batch);
+
+// One record of a batch as for_each_record hands it over: key and value view the batch (or its decompressed
+// records), valid during the call only. For readers that keep part of each record (a consumer: no headers).
+struct DecodedRecord {
+  int64_t offset = 0;
+  int64_t timestamp = 0;
+  std::optional<ByteView> key;
+  std::optional<ByteView> value;  // nullopt: a tombstone
+};
+// decode_records without a Record per record: `on_record` sees each in order; it fails as decode_records does
+// (records before the damage have been seen by then).
+Status for_each_record(ByteView batch, const std::function<void(const DecodedRecord&)>& on_record);
 
 // Builds one batch from records whose `offset` and `timestamp` are absolute: base_offset = first record's
 // offset, deltas relative to it; base_timestamp = first timestamp, max_timestamp = the largest. The CRC is set.

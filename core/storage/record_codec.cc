@@ -24,12 +24,19 @@ int64_t wrapping_sub(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
 }
 
+int64_t record_offset(const BatchHeader& header, const RecordView& view) {
+  return wrapping_add(header.base_offset, view.offset_delta);
+}
+
+int64_t record_timestamp(const BatchHeader& header, const RecordView& view) {
+  return header.log_append_time() ? header.max_timestamp : wrapping_add(header.base_timestamp, view.timestamp_delta);
+}
+
 Record materialize(const BatchHeader& header, const RecordView& view) {
   Record record;
   record.attributes = view.attributes;
-  record.timestamp =
-      header.log_append_time() ? header.max_timestamp : wrapping_add(header.base_timestamp, view.timestamp_delta);
-  record.offset = wrapping_add(header.base_offset, view.offset_delta);
+  record.timestamp = record_timestamp(header, view);
+  record.offset = record_offset(header, view);
   if (view.key.has_value()) record.key = Bytes(view.key->begin(), view.key->end());
   if (view.value.has_value()) record.value = Bytes(view.value->begin(), view.value->end());
   ByteView headers = view.headers;
@@ -130,7 +137,13 @@ int16_t batch_attributes(const BatchOptions& options) {
 
 }  // namespace
 
-Result<std::vector<Record>> decode_records(ByteView batch) {
+namespace {
+
+// Walks every record of `batch` with the checks decode_records promises; `on_record(header, view, reserve)` gets, at
+// the first record, a bound on how many follow (`reserve`, 0 after), from the section's size: the declared count is
+// untrusted.
+template <typename OnRecord>
+Status visit_records(ByteView batch, OnRecord on_record) {
   SLUICE_ASSIGN_OR_RETURN(BatchHeader header, parse_batch_header(batch));
   if (header.size_bytes() != batch.size()) {
     return corruption("batch of " + std::to_string(batch.size()) + " bytes declares " +
@@ -138,9 +151,7 @@ Result<std::vector<Record>> decode_records(ByteView batch) {
   }
   Bytes storage;
   SLUICE_ASSIGN_OR_RETURN(ByteView section, records_section(batch, header, &storage, kMaxDecompressedBytes));
-  std::vector<Record> records;
-  // The declared count is untrusted: reserve no more than the section could hold.
-  records.reserve(std::min(static_cast<size_t>(header.record_count), section.size() / (kMinRecordBodyBytes + 1)));
+  size_t reserve = std::min(static_cast<size_t>(header.record_count), section.size() / (kMinRecordBodyBytes + 1));
   RecordReader reader(section, header.record_count);
   RecordView view;
   int64_t previous_delta = -1;
@@ -154,9 +165,27 @@ Result<std::vector<Record>> decode_records(ByteView batch) {
                         " (last offset delta " + std::to_string(header.last_offset_delta) + ")");
     }
     previous_delta = view.offset_delta;
-    records.push_back(materialize(header, view));
+    on_record(header, view, reserve);
+    reserve = 0;
   }
+  return Status();
+}
+
+}  // namespace
+
+Result<std::vector<Record>> decode_records(ByteView batch) {
+  std::vector<Record> records;
+  SLUICE_TRY(visit_records(batch, [&](const BatchHeader& header, const RecordView& view, size_t reserve) {
+    if (reserve > 0) records.reserve(reserve);
+    records.push_back(materialize(header, view));
+  }));
   return records;
+}
+
+Status for_each_record(ByteView batch, const std::function<void(const DecodedRecord&)>& on_record) {
+  return visit_records(batch, [&](const BatchHeader& header, const RecordView& view, size_t) {
+    on_record(DecodedRecord{record_offset(header, view), record_timestamp(header, view), view.key, view.value});
+  });
 }
 
 Result<Bytes> build_batch(const std::vector<Record>& records, const BatchOptions& options) {

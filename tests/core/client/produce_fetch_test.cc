@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "core/base/big_endian.h"
 #include "core/client/client.h"
 #include "core/client/requests.h"
 #include "core/client/versions.h"
@@ -172,6 +173,34 @@ TEST(ClientProduceFetch, NextOffsetPassesControlBatches) {
   ASSERT_TRUE(decode_fetched_records(both, 9, &records, &next).ok());
   EXPECT_TRUE(records.empty());
   EXPECT_EQ(next, -1) << "nothing at or above the offset asked for";
+}
+
+// A batch whose CRC holds but whose records do not decode (its header claims one record more than it holds) fails
+// the answer, and leaves none of its records behind in it, though the ones before the damage decoded.
+TEST(ClientProduceFetch, ABatchThatDoesNotDecodeWholeLeavesNoneOfItsRecords) {
+  const auto batch_of_two = [](int64_t base) {
+    std::vector<storage::Record> records(2);
+    for (int i = 0; i < 2; ++i) {
+      records[i].offset = i;
+      records[i].timestamp = 1000;
+      records[i].value = to_bytes(fmt::format("v{}", base + i));
+    }
+    Result<Bytes> built = storage::build_batch(records, storage::BatchOptions());
+    EXPECT_TRUE(built.ok());
+    storage::set_base_offset(MutableByteView(built->data(), built->size()), base);
+    return std::move(*built);
+  };
+  Bytes bad = batch_of_two(2);
+  constexpr size_t kRecordCountAt = 57;
+  store_be<int32_t>(bad.data() + kRecordCountAt, 3);
+  store_be<uint32_t>(bad.data() + storage::kBatchCrcOffset, storage::compute_batch_crc(bad));
+  Bytes both = batch_of_two(0);
+  both.insert(both.end(), bad.begin(), bad.end());
+  std::vector<FetchedRecord> records;
+  const Status status = decode_fetched_records(both, 0, &records, nullptr);
+  EXPECT_EQ(status.code(), Code::kCorruption) << status.to_string();
+  ASSERT_EQ(records.size(), 2u) << "the first batch's two, none of the second's";
+  EXPECT_EQ(records[1].offset, 1);
 }
 
 TEST(ClientProduceFetch, FetchWaitsUpToMaxWaitAndReturnsEarlyWhenRecordsArrive) {
