@@ -135,10 +135,6 @@ int16_t batch_attributes(const BatchOptions& options) {
   return static_cast<int16_t>(attributes);
 }
 
-}  // namespace
-
-namespace {
-
 // Walks every record of `batch` with the checks decode_records promises; `on_record(header, view, reserve)` gets, at
 // the first record, a bound on how many follow (`reserve`, 0 after), from the section's size: the declared count is
 // untrusted.

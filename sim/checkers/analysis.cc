@@ -84,7 +84,6 @@ void Analysis::index_world() {
 
 void ObservationsByOffset::seal() {
   SLUICE_ASSERT(groups_.empty());
-  if (observations_.empty()) return;
   // One offset's observations keep the history's order (the order add() was called in).
   sort_by_offset(observations_, [](const Observation& o) { return o.offset; });
   for (size_t from = 0; from < observations_.size();) {

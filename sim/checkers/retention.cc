@@ -70,14 +70,14 @@ void check_never_evicts_unexpired(const Analysis& a, const TopicFacts& facts, Ch
       const int64_t now_ms = a.max_wall_ms(Instant{}, seen.at);
       for (const auto& [offset, w] : writes) {
         if (offset >= seen.log_start) break;
-        if (w->offset() < cut || w->op->completed_at > seen.at) continue;
-        if (a.truncated_between(facts.name, p, w->offset(), w->op->completed_at, seen.at)) continue;
+        if (offset < cut || w->op->completed_at > seen.at) continue;
+        if (a.truncated_between(facts.name, p, offset, w->op->completed_at, seen.at)) continue;
         const int64_t batch_max = w->record().batch_max_timestamp_ms;
         if (retention != INT64_MAX && batch_max < now_ms - retention) continue;
         report_violation(report, "retention-unexpired",
                          fmt::format("{} saw log start {} of {}, past offset {} written at {} ms by {}; the broker's "
                                      "clock was at most {} ms and retention.ms {}",
-                                     describe(*seen.op), seen.log_start, key.to_string(), w->offset(), batch_max,
+                                     describe(*seen.op), seen.log_start, key.to_string(), offset, batch_max,
                                      describe(*w->op), now_ms, retention == INT64_MAX ? -1 : retention));
         break;
       }
