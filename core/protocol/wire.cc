@@ -153,7 +153,7 @@ int32_t Reader::read_array_length(std::string_view field, bool compact) {
   return static_cast<int32_t>(read_length(field, compact, true, std::numeric_limits<int32_t>::max()));
 }
 
-std::vector<TaggedField> Reader::read_tagged_fields(std::string_view where) {
+std::vector<TaggedField> Reader::read_tagged_field_block(std::string_view where) {
   std::vector<TaggedField> fields;
   const uint32_t count = read_uvarint(where);
   if (count > remaining()) fail(where, fmt::format("{} tagged fields in {} bytes", count, remaining()));
@@ -269,7 +269,7 @@ void Writer::put_bytes(std::string_view field, ByteView v, bool compact) {
 
 void Writer::put_array_length(std::string_view field, size_t n, bool compact) { put_length(field, n, compact, true); }
 
-void Writer::put_tagged_fields(std::vector<EncodedTag> fields) {
+void Writer::put_tagged_field_block(std::vector<EncodedTag> fields) {
   std::ranges::sort(fields, {}, &EncodedTag::tag);
   put_uvarint(static_cast<uint32_t>(fields.size()));
   for (size_t i = 0; i < fields.size(); ++i) {

@@ -138,8 +138,15 @@ class Reader {
   int32_t read_array_length(std::string_view field, bool compact);
   // Exactly n bytes, as a view into the input.
   ByteView read_raw(std::string_view field, size_t n) { return take(field, n); }
-  // A tagged-field block: uvarint count, then per field uvarint tag, uvarint size and the bytes.
-  std::vector<TaggedField> read_tagged_fields(std::string_view where);
+  // A tagged-field block: uvarint count, then per field uvarint tag, uvarint size and the bytes. Nearly every block
+  // is empty (a single 0), which is read here, inline.
+  std::vector<TaggedField> read_tagged_fields(std::string_view where) {
+    if (ok() && pos_ < in_.size() && in_[pos_] == 0) [[likely]] {
+      ++pos_;
+      return {};
+    }
+    return read_tagged_field_block(where);
+  }
 
   // Takes `count` elements of `element_bytes` from the decode budget (kDecodeExpansion) before they are built;
   // false (and failed, INVALID_REQUEST) when they would exceed what is left of it.
@@ -170,6 +177,7 @@ class Reader {
     return T{};
   }
   uint32_t read_long_uvarint(std::string_view field);
+  std::vector<TaggedField> read_tagged_field_block(std::string_view where);
   // A classic or compact length: -1 for null, else checked against `max` and the remaining bytes.
   int64_t read_length(std::string_view field, bool compact, bool wide, size_t max);
 
@@ -222,8 +230,15 @@ class Writer {
   void put_null(bool compact, bool wide);  // null string (wide = false) or null bytes/array (wide = true)
   void put_array_length(std::string_view field, size_t n, bool compact);
   void put_raw(ByteView v);
-  // Sorts by tag, then writes the block (count, then tag, size, bytes each).
-  void put_tagged_fields(std::vector<EncodedTag> fields);
+  // Sorts by tag, then writes the block (count, then tag, size, bytes each). An empty one, nearly every block, is
+  // its count alone.
+  void put_tagged_fields(std::vector<EncodedTag> fields) {
+    if (fields.empty()) [[likely]] {
+      put_uvarint(0);
+      return;
+    }
+    put_tagged_field_block(std::move(fields));
+  }
 
  private:
   // Unrolled and flattened (push_back inlined into it): as a loop GCC reloaded the vector after every byte it stored
@@ -246,6 +261,7 @@ class Writer {
   // max_bytes_: false (and failed) when `bytes` more would go beyond it.
   bool grow(size_t bytes);
   void put_long_uvarint(uint32_t v);
+  void put_tagged_field_block(std::vector<EncodedTag> fields);
   void put_length(std::string_view field, size_t n, bool compact, bool wide);
 
   Bytes* out_;
