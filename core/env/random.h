@@ -29,7 +29,13 @@ class Random {
   uint64_t state_[4];
 };
 
-// The splitmix64 finaliser: a good 64-bit mixer, also used to fold trace hashes.
-uint64_t mix64(uint64_t x);
+// The splitmix64 finaliser: a good 64-bit mixer, also used to fold trace hashes (inline: every simulated event and
+// disk write folds through it).
+inline uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
 
 }  // namespace sluice
