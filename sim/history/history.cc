@@ -46,10 +46,6 @@ void add_offsets(JsonObject& json, const std::map<TopicPartitionId, int64_t>& of
   json.add_raw("offsets", map.str());
 }
 
-}  // namespace
-
-namespace {
-
 // Stable forever (traces and replays compare digests across builds), then mixed.
 uint64_t stable_digest(ByteView bytes) {
   const uint64_t digest = mix64(fnv1a64(bytes));
