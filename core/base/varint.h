@@ -37,6 +37,18 @@ size_t unsigned_varlong_size(uint64_t v);
 inline size_t varint_size(int32_t v) { return unsigned_varint_size(zigzag_encode32(v)); }
 inline size_t varlong_size(int64_t v) { return unsigned_varlong_size(zigzag_encode64(v)); }
 
+// Writes the encoding at `out`, which has room for kMaxVarlongBytes (kMaxVarintBytes for a 32-bit value); returns
+// the bytes written.
+inline size_t encode_unsigned_varint(uint8_t* out, uint64_t v) {
+  size_t n = 0;
+  while (v >= 0x80) {
+    out[n++] = static_cast<uint8_t>(v | 0x80);
+    v >>= 7;
+  }
+  out[n++] = static_cast<uint8_t>(v);
+  return n;
+}
+
 // Appends the encoding to `out`.
 void put_unsigned_varint(Bytes* out, uint32_t v);
 void put_unsigned_varlong(Bytes* out, uint64_t v);

@@ -151,7 +151,7 @@ CallPtr Connection::start(protocol::ApiKey api, int16_t version, ByteView body, 
   call->correlation_id = next_correlation_id_++;
   SLUICE_ASSERT(pending_.empty() || pending_.back()->correlation_id < call->correlation_id);
   Bytes head;
-  const size_t begin = protocol::begin_frame(&head);
+  const size_t begin = protocol::begin_frame(&head, protocol::kFrameHeadBytes);
   const Status header = protocol::encode_request_header({api, version, call->correlation_id, client_id_}, &head);
   SLUICE_ASSERT(header.ok());  // a client id within the string limit
   protocol::end_frame(&head, begin, body.size());

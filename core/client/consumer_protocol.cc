@@ -30,6 +30,7 @@ Bytes encode_subscription(const std::vector<std::string>& topics) {
   for (const std::string& topic : topics) writer.put_string("topic", topic, kClassic);
   writer.put_null(kClassic, /*wide=*/true);  // user_data
   SLUICE_ASSERT(writer.ok());                // topic names are bounded far below the string limit
+  writer.finish();
   return out;
 }
 
@@ -58,6 +59,7 @@ Bytes encode_assignment(const std::vector<TopicPartitionId>& partitions) {
   }
   writer.put_null(kClassic, /*wide=*/true);  // user_data
   SLUICE_ASSERT(writer.ok());
+  writer.finish();
   return out;
 }
 

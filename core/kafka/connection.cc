@@ -39,7 +39,7 @@ Status send_response(Stream& stream, const protocol::RequestHeader& header, cons
     return invalid_argument(fmt::format("a {}-byte response does not fit in a frame", body.size()));
   }
   Bytes head;
-  const size_t begin = protocol::begin_frame(&head);
+  const size_t begin = protocol::begin_frame(&head, protocol::kFrameHeadBytes);
   protocol::encode_response_header(header.api_key, header.api_version, header.correlation_id, &head);
   protocol::end_frame(&head, begin, body.size());
   const std::array<ByteView, 2> parts{ByteView(head), ByteView(body)};

@@ -63,14 +63,10 @@ Result<int32_t> decode_response_header(ByteView frame, ApiKey api, int16_t versi
   return correlation_id;
 }
 
-namespace {
-constexpr size_t kTypicalFrameBytes = 512;  // what begin_frame reserves
-}  // namespace
-
-size_t begin_frame(Bytes* out) {
+size_t begin_frame(Bytes* out, size_t expected_bytes) {
   const size_t begin = out->size();
   // Most frames fit: without it the fields grow the buffer 4, 8, 16, ... bytes, a copy each time.
-  out->reserve(begin + kTypicalFrameBytes);
+  out->reserve(begin + expected_bytes);
   out->resize(begin + kFrameSizeBytes);
   return begin;
 }

@@ -53,7 +53,10 @@ Result<int32_t> decode_response_header(ByteView frame, ApiKey api, int16_t versi
 
 // Building a frame in place: begin_frame appends a size placeholder and returns its offset, end_frame fills it in.
 // `bytes_sent_after`: the frame continues in a buffer sent right after this one (a gathered write).
-size_t begin_frame(Bytes* out);
+// `expected_bytes`: what to reserve; kFrameHeadBytes for a buffer holding the size and a header only.
+inline constexpr size_t kTypicalFrameBytes = 512;
+inline constexpr size_t kFrameHeadBytes = 64;
+size_t begin_frame(Bytes* out, size_t expected_bytes = kTypicalFrameBytes);
 void end_frame(Bytes* out, size_t begin, size_t bytes_sent_after = 0);
 Bytes encode_frame(ByteView payload);
 

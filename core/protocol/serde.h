@@ -308,6 +308,7 @@ class Encoder {
     Writer sub(&field.data);
     Encoder inner(sub, version_, flexible_);
     inner.write(n, *v, true);
+    sub.finish();
     if (!sub.ok()) return writer_.fail(sub.status());
     tagged_->push_back(std::move(field));
   }
@@ -348,6 +349,7 @@ template <Serde T>
 Status encode(const T& msg, int16_t version, bool flexible, Bytes* out, size_t max_bytes = SIZE_MAX) {
   Writer writer(out, max_bytes);
   Encoder(writer, version, flexible).write_struct(msg);
+  writer.finish();
   if (writer.ok() && out->size() > max_bytes) {  // a buffer that came with more room than the limit
     writer.fail(encoding_too_large(max_bytes));
   }

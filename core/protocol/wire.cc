@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -185,6 +186,7 @@ bool Reader::charge_decoded(std::string_view field, size_t count, size_t element
 
 void Writer::fail(Status status) {
   if (ok()) status_ = std::move(status);
+  end_ = cur_;  // every later write goes to grow(), which drops it
 }
 
 Status encoding_too_large(size_t max_bytes) {
@@ -192,38 +194,45 @@ Status encoding_too_large(size_t max_bytes) {
 }
 
 bool Writer::grow(size_t bytes) {
-  if (bytes > max_bytes_ || out_->size() > max_bytes_ - bytes) {
+  if (!ok()) return false;
+  const size_t used = size();
+  if (bytes > max_bytes_ || used > max_bytes_ - bytes) {
     fail(encoding_too_large(max_bytes_));
     return false;
   }
-  out_->reserve(std::min(std::max({out_->size() + bytes, 2 * out_->capacity(), size_t{256}}), max_bytes_));
+  if (out_->capacity() - used < bytes) {
+    out_->resize(used);  // the spare bytes go before the reallocation would copy them
+    out_->reserve(std::min(std::max({used + bytes, 2 * out_->capacity(), size_t{256}}), max_bytes_));
+  }
+  // A vector grows only by zeroing what it adds: the window is what its buffer holds anyway.
+  out_->resize(std::min(out_->capacity(), max_bytes_));
+  cur_ = out_->data() + used;
+  end_ = out_->data() + out_->size();
+  SLUICE_ASSERT(static_cast<size_t>(end_ - cur_) >= bytes);
   return true;
 }
 
 void Writer::put_float64(double v) { put_fixed(std::bit_cast<uint64_t>(v)); }
 
-void Writer::put_varint(int32_t v) {
-  if (!ok()) return;
-  if (out_->capacity() - out_->size() < kMaxVarintBytes && !grow(kMaxVarintBytes)) return;
-  ::sluice::put_varint(out_, v);
-}
+void Writer::put_varint(int32_t v) { put_long_uvarint(zigzag_encode32(v)); }
+
 void Writer::put_varlong(int64_t v) {
-  if (!ok()) return;
-  if (out_->capacity() - out_->size() < kMaxVarlongBytes && !grow(kMaxVarlongBytes)) return;
-  ::sluice::put_varlong(out_, v);
+  if (static_cast<size_t>(end_ - cur_) < kMaxVarlongBytes && !grow(kMaxVarlongBytes)) return;
+  cur_ += encode_unsigned_varint(cur_, zigzag_encode64(v));
 }
+
 void Writer::put_long_uvarint(uint32_t v) {
-  if (!ok()) return;
-  if (out_->capacity() - out_->size() < kMaxVarintBytes && !grow(kMaxVarintBytes)) return;
-  put_unsigned_varint(out_, v);
+  if (static_cast<size_t>(end_ - cur_) < kMaxVarintBytes && !grow(kMaxVarintBytes)) return;
+  cur_ += encode_unsigned_varint(cur_, v);
 }
 
 void Writer::put_uuid(const Uuid& v) { put_raw(v.bytes); }
 
 void Writer::put_raw(ByteView v) {
-  if (!ok()) return;
-  if (out_->capacity() - out_->size() < v.size() && !grow(v.size())) return;
-  out_->insert(out_->end(), v.begin(), v.end());
+  if (v.empty()) return;
+  if (static_cast<size_t>(end_ - cur_) < v.size() && !grow(v.size())) return;
+  std::memcpy(cur_, v.data(), v.size());
+  cur_ += v.size();
 }
 
 void Writer::put_length(std::string_view field, size_t n, bool compact, bool wide) {

@@ -187,6 +187,9 @@ class Reader {
   Status status_;
 };
 
+// Appends to `*out` through a window: while a writer is open, `*out` may hold spare bytes past what was written
+// (it is sized to its capacity, so a field is a bounds check and a store, where push_back reloaded the vector after
+// every byte: a uint8_t store may alias it). finish(), or the destructor, trims them; read `*out` only after it.
 class Writer {
  public:
   explicit Writer(Bytes* out) : out_(out) {}
@@ -194,11 +197,21 @@ class Writer {
   // further fails the writer (kInvalidArgument, "exceeds ... bytes") and is dropped. For responses, whose frames
   // carry an int32 size.
   Writer(Bytes* out, size_t max_bytes) : out_(out), max_bytes_(max_bytes) {}
+  ~Writer() { finish(); }
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
   void fail(Status status);  // keeps the first failure only
-  Bytes& out() { return *out_; }
+  // Trims `*out` to the bytes written. Writing may go on after it.
+  void finish() {
+    if (cur_ == nullptr) return;
+    out_->resize(size());
+    cur_ = end_ = nullptr;
+  }
+  // The bytes in `*out`, what it held before included.
+  size_t size() const { return cur_ == nullptr ? out_->size() : static_cast<size_t>(cur_ - out_->data()); }
 
   void put_int8(int8_t v) { put_fixed(v); }
   void put_int16(int16_t v) { put_fixed(v); }
@@ -212,11 +225,8 @@ class Writer {
   void put_varlong(int64_t v);
   // Lengths, counts and tags are nearly always one byte.
   void put_uvarint(uint32_t v) {
-    if (v < 0x80 && ok()) [[likely]] {
-      if (out_->size() == out_->capacity()) [[unlikely]] {
-        if (!grow(1)) return;
-      }
-      out_->push_back(static_cast<uint8_t>(v));
+    if (v < 0x80 && cur_ != end_) [[likely]] {
+      *cur_++ = static_cast<uint8_t>(v);
       return;
     }
     put_long_uvarint(v);
@@ -241,30 +251,27 @@ class Writer {
   }
 
  private:
-  // Unrolled and flattened (push_back inlined into it): as a loop GCC reloaded the vector after every byte it stored
-  // (a uint8_t store may alias it), ~85 instructions for an int32; now ~35. Out of line: inlined, each call site
-  // would carry push_back's growth path.
+  // A failed writer keeps an empty window, so this one test also sends every write after a failure to grow(),
+  // which drops it.
   template <typename T>
-  [[gnu::noinline, gnu::flatten]] void put_fixed(T v) {
-    if (!ok()) [[unlikely]] return;
-    if (out_->capacity() - out_->size() < sizeof(T)) [[unlikely]] {
+  void put_fixed(T v) {
+    if (static_cast<size_t>(end_ - cur_) < sizeof(T)) [[unlikely]] {
       if (!grow(sizeof(T))) return;
     }
-    uint8_t bytes[sizeof(T)];
-    store_be<T>(bytes, v);
-    [&]<size_t... I>(std::index_sequence<I...>) {
-      (out_->push_back(bytes[I]), ...);
-    }(std::make_index_sequence<sizeof(T)>());
+    store_be<T>(cur_, v);
+    cur_ += sizeof(T);
   }
   // Makes room for `bytes` more: messages are encoded into fresh buffers, field by field, and growing from 256
   // bytes, then doubling, skips the 1, 2, 4, ... reallocations (and copies) a vector makes on its own. Never past
-  // max_bytes_: false (and failed) when `bytes` more would go beyond it.
+  // max_bytes_: false (and failed) when `bytes` more would go beyond it, or the writer has failed.
   bool grow(size_t bytes);
   void put_long_uvarint(uint32_t v);
   void put_tagged_field_block(std::vector<EncodedTag> fields);
   void put_length(std::string_view field, size_t n, bool compact, bool wide);
 
   Bytes* out_;
+  uint8_t* cur_ = nullptr;  // the window [cur_, end_) of `*out_`, open once something was written
+  uint8_t* end_ = nullptr;
   size_t max_bytes_ = SIZE_MAX;
   Status status_;
 };

@@ -93,6 +93,7 @@ inline Bytes subscription(const std::vector<std::string>& topics) {
   w.put_array_length("topics", topics.size(), false);
   for (const std::string& t : topics) w.put_string("topic", t, false);
   w.put_null(false, true);
+  w.finish();
   return out;
 }
 

@@ -22,6 +22,7 @@ Bytes written(F&& f) {
   Writer w(&out);
   f(w);
   EXPECT_TRUE(w.ok()) << w.status().to_string();
+  w.finish();
   return out;
 }
 
@@ -160,6 +161,45 @@ TEST(WireWriter, OverlongStringFails) {
   EXPECT_NE(w.status().message().find("config_value"), std::string::npos);
   w.put_int32(1);  // dropped after the failure
   EXPECT_TRUE(out.empty());
+}
+
+// A writer appends through a window sized to the vector's capacity: what it held before stays, the spare bytes go
+// at finish() or with the writer, and writing may go on after finish().
+TEST(WireWriter, AppendsAfterWhatTheBufferHeldAndTrimsItsWindow) {
+  Bytes out = {0xaa, 0xbb};
+  out.reserve(1000);
+  {
+    Writer w(&out);
+    w.put_int16(0x0102);
+    EXPECT_EQ(w.size(), 4u);
+    w.finish();
+    EXPECT_EQ(out, hex("aabb0102"));
+    w.put_uvarint(300);  // two bytes
+    w.put_raw(Bytes{0x07});
+  }  // the destructor trims
+  EXPECT_EQ(out, hex("aabb0102ac0207"));
+  // Past the first window: a reallocation keeps what was written.
+  Bytes big;
+  {
+    Writer w(&big);
+    for (int32_t i = 0; i < 1000; ++i) w.put_int32(i);
+  }
+  ASSERT_EQ(big.size(), 4000u);
+  Reader r(big);
+  for (int32_t i = 0; i < 1000; ++i) ASSERT_EQ(r.read_int32("i"), i);
+}
+
+TEST(WireWriter, StopsAtItsLimitAndDropsWhatFollows) {
+  Bytes out = {0x01};
+  Writer w(&out, 9);
+  w.put_int64(2);  // 9 bytes: at the limit
+  EXPECT_TRUE(w.ok());
+  w.put_int8(3);
+  EXPECT_FALSE(w.ok());
+  EXPECT_EQ(w.status().code(), Code::kInvalidArgument);
+  w.put_int8(4);  // dropped after the failure
+  w.finish();
+  EXPECT_EQ(out, hex("010000000000000002"));
 }
 
 TEST(WireReader, BytesClassicAndCompact) {
