@@ -52,6 +52,9 @@ def test_stepping_a_simulation_gives_the_same_run_as_the_cli():
     report = sim.finish()
     assert report["passed"], report["violations"]
     assert report["trace_hash"] == cli_trace_hash(path, 4)
+    # The world is freed before the checkers run: what it answered is kept.
+    assert sim.trace_hash() == report["trace_hash"]
+    assert sim.now == report["simulated_seconds"]
 
 
 def test_samples_are_columns_of_one_length():

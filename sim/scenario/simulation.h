@@ -19,6 +19,10 @@
 #include "sim/scenario/runner.h"
 #include "sim/scenario/scenario.h"
 
+namespace sluice {
+class SimWorld;
+}
+
 namespace sluice::sim {
 
 class RunWorld;
@@ -79,6 +83,7 @@ class Simulation {
   // Runs the world to `deadline` or until `done` holds, stopping at each sampling instant on the way: samples are
   // taken between steps, outside the world, so sampling never changes a run (its trace hash included).
   bool advance(const std::function<bool()>& done, Instant deadline);
+  SimWorld& running_world() const;
   void sample();
   void expectations();
 
@@ -89,6 +94,13 @@ class Simulation {
   std::map<std::string, TopicFacts> facts_;
   int64_t retention_check_interval_ms_ = 5000;
   std::unique_ptr<RunWorld> world_;
+  // What the calls after finish() answer: finish() frees the world before the checkers run.
+  struct Finished {
+    Instant now;
+    bool serving = false;
+    uint64_t trace_hash = 0;
+  };
+  std::optional<Finished> finished_;
   std::unique_ptr<WorkloadContext> ctx_;
   std::vector<std::unique_ptr<Workload>> workloads_;
   size_t running_ = 0;
