@@ -68,7 +68,7 @@ std::optional<int16_t> downgraded_version(ByteView body, int16_t tried) {
 Result<Bytes> wait_for(Call& call) {
   call.finished.wait();
   SLUICE_ASSERT(call.done());
-  return *call.result;
+  return std::move(*call.result);
 }
 
 Connection::Connection(Env env, Address address, std::unique_ptr<Stream> stream, std::string client_id)

@@ -50,7 +50,7 @@ struct Call {
 };
 using CallPtr = std::shared_ptr<Call>;
 
-// Parks until `call` finishes; its result.
+// Parks until `call` finishes; its result, moved out (the caller is its only reader).
 Result<Bytes> wait_for(Call& call);
 
 struct ConnectionOptions {
