@@ -15,11 +15,9 @@ size_t unsigned_size(uint64_t v) {
 }
 
 void put_unsigned(Bytes* out, uint64_t v) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<uint8_t>(v | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<uint8_t>(v));
+  uint8_t encoded[kMaxVarlongBytes];
+  const size_t n = encode_unsigned_varint(encoded, v);
+  for (size_t i = 0; i < n; ++i) out->push_back(encoded[i]);  // nearly always one byte: no range insert
 }
 
 // Why decode_unsigned refused `in`: it ran out of bytes, or the last byte allowed held bits past `value_bits`.

@@ -350,7 +350,8 @@ Status encode(const T& msg, int16_t version, bool flexible, Bytes* out, size_t m
   Writer writer(out, max_bytes);
   Encoder(writer, version, flexible).write_struct(msg);
   writer.finish();
-  if (writer.ok() && out->size() > max_bytes) {  // a buffer that came with more room than the limit
+  // The writer never writes past max_bytes; a buffer that held more before, with nothing written, is caught here.
+  if (writer.ok() && out->size() > max_bytes) {
     writer.fail(encoding_too_large(max_bytes));
   }
   return writer.status();
