@@ -129,14 +129,15 @@ InodeId SimDisk::new_inode(bool is_dir) {
 void SimDisk::link(InodeId parent, const std::string& name, InodeId target) {
   SLUICE_ASSERT(inode(parent).dir.find(name) == kNoInode);
   SLUICE_ASSERT(inode(target).linked);
-  inode(parent).dir.record(SimEntryOp{next_txn(), kNoInode, {SimEntryChange{name, target}}});
+  inode(parent).dir.record(SimEntryOp{next_txn(), kNoInode, {SimEntryChange{name, target}}}, ref_counter());
   writeback_if_needed(parent);
 }
 
 void SimDisk::unlink(const Location& at) {
   SLUICE_ASSERT(at.target != kNoInode);
   SLUICE_ASSERT(inode(at.parent).dir.find(at.name) == at.target);
-  inode(at.parent).dir.record(SimEntryOp{next_txn(), kNoInode, {SimEntryChange{at.name, kNoInode}}});
+  inode(at.parent).dir.record(SimEntryOp{next_txn(), kNoInode, {SimEntryChange{at.name, kNoInode}}},
+                               ref_counter());
   SimInode& node = inode(at.target);
   SLUICE_ASSERT(node.linked);
   node.linked = false;
@@ -225,12 +226,12 @@ void SimDisk::damage_read(uint64_t offset, MutableByteView bytes) {
 void SimDisk::writeback_if_needed(InodeId dir) {
   const size_t queued = inode(dir).dir.unsynced().size();
   if (queued <= options_.writeback_entry_ops_max) return;
-  stats_.writeback_ops += commit_dir_prefix(inodes_, dir, queued / 2);
+  stats_.writeback_ops += commit_dir_prefix(inodes_, refs_, dir, queued / 2);
   collect();
 }
 
 // The whole-disk consistency check runs at power loss, not here: sync_dir is a hot step.
-void SimDisk::collect() { collect_garbage(inodes_); }
+void SimDisk::collect() { collect_garbage(inodes_, refs_); }
 
 Result<InodeId> SimDisk::open(std::string_view path, OpenMode mode) {
   SLUICE_TRY(inject(DiskOp::kMetadata, path));
@@ -306,12 +307,16 @@ Status SimDisk::rename(std::string_view from_path, std::string_view to_path) {
   const uint64_t txn = next_txn();
   if (from.parent == to.parent) {
     inode(from.parent)
-        .dir.record(SimEntryOp{
-            txn, kNoInode, {SimEntryChange{from.name, kNoInode}, SimEntryChange{to.name, from.target}}});
+        .dir.record(SimEntryOp{txn,
+                               kNoInode,
+                               {SimEntryChange{from.name, kNoInode}, SimEntryChange{to.name, from.target}}},
+                    ref_counter());
   } else {
     // Two halves, one txn: they survive a power loss together or not at all.
-    inode(from.parent).dir.record(SimEntryOp{txn, to.parent, {SimEntryChange{from.name, kNoInode}}});
-    inode(to.parent).dir.record(SimEntryOp{txn, from.parent, {SimEntryChange{to.name, from.target}}});
+    inode(from.parent).dir.record(SimEntryOp{txn, to.parent, {SimEntryChange{from.name, kNoInode}}},
+                                  ref_counter());
+    inode(to.parent).dir.record(SimEntryOp{txn, from.parent, {SimEntryChange{to.name, from.target}}},
+                                ref_counter());
   }
   SLUICE_ASSERT(inode(to.parent).dir.find(to.name) == from.target);
   SLUICE_ASSERT(inode(from.parent).dir.find(from.name) == kNoInode);
@@ -383,11 +388,12 @@ Status SimDisk::sync_dir(std::string_view dir) {
   if (!injected.ok()) {
     // A failed sync_dir promises nothing: any prefix of the operations may have been committed anyway.
     ++stats_.failed_syncs;
-    commit_dir_prefix(inodes_, id, queued == 0 ? 0 : static_cast<size_t>(fault_rng_.uniform(queued + 1)));
+    const size_t persisted = queued == 0 ? 0 : static_cast<size_t>(fault_rng_.uniform(queued + 1));
+    commit_dir_prefix(inodes_, refs_, id, persisted);
     collect();
     return injected;
   }
-  const size_t committed = commit_dir_prefix(inodes_, id, queued);
+  const size_t committed = commit_dir_prefix(inodes_, refs_, id, queued);
   SLUICE_ASSERT(committed >= queued);
   SLUICE_ASSERT(inode(id).dir.unsynced().empty());
   ++stats_.dir_syncs;
@@ -486,6 +492,7 @@ void SimDisk::close_handle(InodeId id) {
   --node.open_handles;
   if (node.open_handles > 0 || node.linked) return;
   uncharge_if_unreferenced(node);  // the last handle of a removed file: its space comes back
+  refs_.unreferenced.push_back(id);
   collect();
 }
 
@@ -503,9 +510,10 @@ void SimDisk::power_loss(Random& rng) {
     node.open_handles = 0;
     node.linked = false;  // the volatile namespace is gone; survivors get their names back below
   }
-  stats_.lost_entry_ops += lose_power_dirs(inodes_, rng);
-  // Collect first, so that files nobody can reach any more draw nothing.
-  collect_garbage(inodes_);
+  stats_.lost_entry_ops += lose_power_dirs(inodes_, refs_, rng);
+  // Collect first, so that files nobody can reach any more draw nothing. No handle is open: walk the tree.
+  refs_.walk_needed = true;
+  collect_garbage(inodes_, refs_);
   used_bytes_ = 0;
   for (auto& [id, node] : inodes_) {
     node.linked = true;  // every inode left has its one durable name, now also its volatile one
@@ -530,7 +538,7 @@ void SimDisk::writeback(Random& rng) {
     // there.
     const size_t count = static_cast<size_t>(rng.uniform(queued + 1));
     if (node.is_dir) {
-      stats_.writeback_ops += commit_dir_prefix(inodes_, id, count);
+      stats_.writeback_ops += commit_dir_prefix(inodes_, refs_, id, count);
     } else {
       node.file.commit(count);
       stats_.writeback_ops += count;

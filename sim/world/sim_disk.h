@@ -191,11 +191,13 @@ class SimDisk {
   Status fail_file_sync(SimInode& node, Status error);
   void writeback_if_needed(InodeId dir);
   void collect();
+  SimRefCounter ref_counter() { return SimRefCounter(inodes_, refs_); }
   void describe_dir(InodeId dir, const std::string& path, std::string& out) const;
 
   SimDiskOptions options_;
   Random fault_rng_;
   SimInodeTable inodes_;
+  SimRefs refs_;  // what the next collection must look at
   InodeId next_inode_ = kRootInode + 1;
   uint64_t next_txn_ = 1;
   uint64_t generation_ = 1;

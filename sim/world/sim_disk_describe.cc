@@ -64,7 +64,7 @@ bool SimDisk::consistent() const {
     const int count = names.contains(id) ? names.at(id) : 0;
     if (count > 1 || (count == 1) != node.linked) return false;
   }
-  return true;
+  return refs_consistent(inodes_);  // and no garbage left behind
 }
 
 }  // namespace sluice

@@ -26,15 +26,37 @@ uint64_t hash_bytes(uint64_t h, ByteView bytes) {
   return h;
 }
 
-void apply_entry_op(SimEntries& entries, const SimEntryOp& op) {
+// Applies `op` to `entries`; with `refs`, counts the entries it replaces and adds.
+void apply_entry_op(SimEntries& entries, const SimEntryOp& op, SimRefCounter* refs) {
   SLUICE_ASSERT(!op.changes.empty());
   for (const SimEntryChange& change : op.changes) {
     SLUICE_ASSERT(!change.name.empty());
-    if (change.target == kNoInode) {
-      entries.erase(change.name);
-    } else {
-      entries.insert_or_assign(change.name, change.target);
+    const auto found = entries.find(change.name);
+    if (found != entries.end()) {
+      if (refs != nullptr) refs->drop(found->second);
+      if (change.target == kNoInode) {
+        entries.erase(found);
+      } else {
+        found->second = change.target;
+      }
+    } else if (change.target != kNoInode) {
+      entries.emplace(change.name, change.target);
     }
+    if (refs != nullptr && change.target != kNoInode) refs->add(change.target);
+  }
+}
+
+void add_op_references(const SimEntryOp& op, SimRefCounter& refs) {
+  if (op.partner != kNoInode) refs.add(op.partner);
+  for (const SimEntryChange& change : op.changes) {
+    if (change.target != kNoInode) refs.add(change.target);
+  }
+}
+
+void drop_op_references(const SimEntryOp& op, SimRefCounter& refs) {
+  if (op.partner != kNoInode) refs.drop(op.partner);
+  for (const SimEntryChange& change : op.changes) {
+    if (change.target != kNoInode) refs.drop(change.target);
   }
 }
 
@@ -204,27 +226,33 @@ InodeId SimDirImage::find(std::string_view name) const {
   return found == entries_.end() ? kNoInode : found->second;
 }
 
-void SimDirImage::record(SimEntryOp op) {
+void SimDirImage::record(SimEntryOp op, SimRefCounter refs) {
   SLUICE_ASSERT(op.txn > 0);
   SLUICE_ASSERT(unsynced_.empty() || unsynced_.back().txn < op.txn);
-  apply_entry_op(entries_, op);
+  // The queued operation references its targets first, so no count touches zero on the way.
+  add_op_references(op, refs);
+  apply_entry_op(entries_, op, &refs);
   unsynced_.push_back(std::move(op));
 }
 
-void SimDirImage::commit_through(uint64_t txn) {
+void SimDirImage::commit_through(uint64_t txn, SimRefCounter refs) {
   while (!unsynced_.empty() && unsynced_.front().txn <= txn) {
-    apply_entry_op(durable_, unsynced_.front());
+    apply_entry_op(durable_, unsynced_.front(), &refs);
+    drop_op_references(unsynced_.front(), refs);
     unsynced_.pop_front();
   }
   if (unsynced_.empty()) SLUICE_VERIFY(durable_ == entries_);
 }
 
-void SimDirImage::lose_power(size_t kept) {
+void SimDirImage::lose_power(size_t kept, SimRefCounter refs) {
   const size_t queued = unsynced_.size();
   SLUICE_ASSERT(kept <= queued);
-  if (kept > 0) commit_through(unsynced_[kept - 1].txn);
+  if (kept > 0) commit_through(unsynced_[kept - 1].txn, refs);
   SLUICE_ASSERT(unsynced_.size() == queued - kept);  // txns strictly increase, so exactly `kept` committed
+  for (const auto& [name, child] : durable_) refs.add(child);  // the new volatile entries, counted first
+  for (const SimEntryOp& op : unsynced_) drop_op_references(op, refs);
   unsynced_.clear();
+  for (const auto& [name, child] : entries_) refs.drop(child);
   entries_ = durable_;
 }
 
@@ -242,12 +270,13 @@ bool SimDirImage::consistent() const {
   for (const SimEntryOp& op : unsynced_) {
     if (op.txn <= last_txn || op.changes.empty()) return false;
     last_txn = op.txn;
-    apply_entry_op(replay, op);
+    apply_entry_op(replay, op, nullptr);
   }
   return replay == entries_;
 }
 
-size_t commit_dir_through(SimInodeTable& table, InodeId dir, uint64_t txn) {
+size_t commit_dir_through(SimInodeTable& table, SimRefs& refs, InodeId dir, uint64_t txn) {
+  SimRefCounter counter(table, refs);
   size_t committed = 0;
   std::vector<std::pair<InodeId, uint64_t>> work{{dir, txn}};
   // Each push stands for an operation committed here, and an operation commits once: the loop is bounded.
@@ -261,22 +290,22 @@ size_t commit_dir_through(SimInodeTable& table, InodeId dir, uint64_t txn) {
       if (op.partner != kNoInode) work.emplace_back(op.partner, op.txn);
       ++committed;
     }
-    node.dir.commit_through(through);
+    node.dir.commit_through(through, counter);
   }
   return committed;
 }
 
-size_t commit_dir_prefix(SimInodeTable& table, InodeId dir, size_t count) {
+size_t commit_dir_prefix(SimInodeTable& table, SimRefs& refs, InodeId dir, size_t count) {
   const SimInode& node = table.at(dir);
   SLUICE_ASSERT(node.is_dir);
   SLUICE_ASSERT(count <= node.dir.unsynced().size());
   if (count == 0) return 0;
-  const size_t committed = commit_dir_through(table, dir, node.dir.unsynced()[count - 1].txn);
+  const size_t committed = commit_dir_through(table, refs, dir, node.dir.unsynced()[count - 1].txn);
   SLUICE_ASSERT(committed >= count);
   return committed;
 }
 
-size_t lose_power_dirs(SimInodeTable& table, Random& rng) {
+size_t lose_power_dirs(SimInodeTable& table, SimRefs& refs, Random& rng) {
   std::map<InodeId, size_t> kept;
   for (const auto& [id, node] : table) {
     if (!node.is_dir || node.dir.unsynced().empty()) continue;
@@ -300,48 +329,117 @@ size_t lose_power_dirs(SimInodeTable& table, Random& rng) {
       }
     }
   }
+  SimRefCounter counter(table, refs);
   size_t forgotten = 0;
   for (const auto& [id, cut] : kept) {
     SimDirImage& dir = table.at(id).dir;
     forgotten += dir.unsynced().size() - cut;
-    dir.lose_power(cut);
+    dir.lose_power(cut, counter);
   }
   return forgotten;
 }
 
-size_t collect_garbage(SimInodeTable& table) {
+void SimRefCounter::add(InodeId id) {
+  SimInode& node = table_.at(id);
+  ++node.dir_refs;
+  SLUICE_ASSERT(node.dir_refs > 0);
+}
+
+void SimRefCounter::drop(InodeId id) {
+  SimInode& node = table_.at(id);
+  SLUICE_ASSERT(node.dir_refs > 0);
+  --node.dir_refs;
+  if (node.dir_refs == 0) {
+    refs_.unreferenced.push_back(id);
+  } else if (node.is_dir) {
+    refs_.walk_needed = true;  // the start of an unreachable cycle, perhaps
+  }
+}
+
+namespace {
+
+// Drops what a dying inode referenced; the counts of the inodes it alone kept fall to zero.
+void release_references(const SimInode& node, SimRefCounter& counter) {
+  SLUICE_ASSERT(!node.linked);
+  SLUICE_ASSERT(node.open_handles == 0);
+  if (node.is_dir) node.dir.for_each_reference([&](InodeId child) { counter.drop(child); });
+}
+
+std::set<InodeId> reachable(const SimInodeTable& table) {
   SLUICE_ASSERT(table.contains(kRootInode));
   std::set<InodeId> marked{kRootInode};
   std::vector<InodeId> work{kRootInode};
   for (const auto& [id, node] : table) {
     if (node.open_handles > 0 && marked.insert(id).second) work.push_back(id);
   }
-  const auto reach = [&](InodeId id) {
-    if (id != kNoInode && marked.insert(id).second) work.push_back(id);
-  };
   while (!work.empty()) {
     const SimInode& node = table.at(work.back());
     work.pop_back();
     if (!node.is_dir) continue;
-    for (const auto& [name, child] : node.dir.entries()) reach(child);
-    for (const auto& [name, child] : node.dir.durable()) reach(child);
-    for (const SimEntryOp& op : node.dir.unsynced()) {
-      reach(op.partner);  // keeps the other half of a pending rename addressable
-      for (const SimEntryChange& change : op.changes) reach(change.target);
-    }
+    node.dir.for_each_reference([&](InodeId child) {
+      if (marked.insert(child).second) work.push_back(child);
+    });
   }
+  return marked;
+}
+
+// The walk: everything the root and the open handles do not reach goes, together.
+size_t collect_unreachable(SimInodeTable& table, SimRefs& refs) {
+  const std::set<InodeId> marked = reachable(table);
+  SimRefCounter counter(table, refs);
+  std::vector<InodeId> garbage;
+  for (const auto& [id, node] : table) {
+    if (marked.contains(id)) continue;
+    garbage.push_back(id);
+    if (!node.is_dir) continue;
+    // Only the references to survivors need counting: the others go with it.
+    node.dir.for_each_reference([&](InodeId child) {
+      if (marked.contains(child)) counter.drop(child);
+    });
+  }
+  for (const InodeId id : garbage) {
+    const SimInode& node = table.at(id);
+    SLUICE_ASSERT(!node.linked);
+    SLUICE_ASSERT(node.open_handles == 0);
+    table.erase(id);
+  }
+  // What a survivor's count says now is settled: it is reachable.
+  refs.unreferenced.clear();
+  refs.walk_needed = false;
+  return garbage.size();
+}
+
+}  // namespace
+
+size_t collect_garbage(SimInodeTable& table, SimRefs& refs) {
+  SimRefCounter counter(table, refs);
   size_t dropped = 0;
-  for (auto it = table.begin(); it != table.end();) {
-    if (marked.contains(it->first)) {
-      ++it;
-      continue;
-    }
-    SLUICE_ASSERT(!it->second.linked);
-    SLUICE_ASSERT(it->second.open_handles == 0);
-    it = table.erase(it);
+  while (!refs.walk_needed && !refs.unreferenced.empty()) {
+    const InodeId id = refs.unreferenced.back();
+    refs.unreferenced.pop_back();
+    const auto found = table.find(id);
+    if (found == table.end()) continue;  // listed twice, and gone already
+    const SimInode& node = found->second;
+    if (node.dir_refs > 0 || node.open_handles > 0) continue;  // referenced again, or open
+    SLUICE_ASSERT(id != kRootInode);  // nothing references the root, so nothing drops it
+    release_references(node, counter);
+    table.erase(found);
     ++dropped;
   }
+  if (refs.walk_needed) dropped += collect_unreachable(table, refs);
   return dropped;
+}
+
+bool refs_consistent(const SimInodeTable& table) {
+  std::map<InodeId, uint32_t> counted;
+  for (const auto& [id, node] : table) {
+    if (node.is_dir) node.dir.for_each_reference([&](InodeId child) { ++counted[child]; });
+  }
+  for (const auto& [id, node] : table) {
+    const uint32_t expected = counted.contains(id) ? counted.at(id) : 0;
+    if (node.dir_refs != expected) return false;
+  }
+  return reachable(table).size() == table.size();
 }
 
 uint64_t durable_tree_hash(const SimInodeTable& table) { return hash_dir(table, kRootInode, 0x0d15c, 0); }

@@ -349,6 +349,62 @@ TEST(SimDisk, HandlesAreDeadAfterPowerLoss) {
   EXPECT_TRUE(disk.consistent());
 }
 
+// Garbage collection: an inode goes once neither the root (through volatile, durable or un-synced entries) nor an
+// open handle reaches it, and only then. The disk counts references instead of walking the tree at every sync, so
+// the count of inodes is checked exactly, and consistent() recounts every reference and walks the tree.
+TEST(SimDisk, AnInodeIsForgottenOnceNothingReachesIt) {
+  SimDisk disk(Random(1));
+  SimFileSystem fs(disk);
+  make_durable_dir(fs, "d");
+  const size_t base = disk.inode_count();  // the root and d
+  // A log's rolls: a new segment, a state file replaced by rename, the oldest segment removed.
+  for (int i = 0; i < 300; ++i) {
+    write_file(fs, "d/seg-" + std::to_string(i), "records", /*sync=*/true);
+    write_file(fs, "d/state.tmp", "state " + std::to_string(i), /*sync=*/true);
+    ASSERT_TRUE(fs.rename("d/state.tmp", "d/state").ok());
+    if (i >= 2) ASSERT_TRUE(fs.remove("d/seg-" + std::to_string(i - 2)).ok());
+    // Replaced and removed inodes keep their durable names until the directory is synced.
+    EXPECT_EQ(disk.inode_count(), base + (i >= 2 ? 5 : i == 1 ? 4 : 2)) << i;
+    ASSERT_TRUE(fs.sync_dir("d").ok());
+    EXPECT_EQ(disk.inode_count(), base + std::min(i + 1, 2) + 1) << i;  // two segments and the state
+    if (i % 50 == 0) ASSERT_TRUE(disk.consistent()) << disk.describe();
+  }
+  // An open handle keeps a removed file, synced or not, until it closes.
+  std::unique_ptr<File> held = must_open(fs, "d/seg-299", OpenMode::kRead);
+  ASSERT_TRUE(fs.remove("d/seg-299").ok());
+  ASSERT_TRUE(fs.sync_dir("d").ok());
+  EXPECT_EQ(disk.inode_count(), base + 3);
+  EXPECT_EQ(read_handle(*held), "records");
+  ASSERT_TRUE(held->close().ok());
+  held.reset();
+  EXPECT_EQ(disk.inode_count(), base + 2);
+  // A directory moved into another and then removed with what it held: the move drops one of its names and keeps
+  // the other until the sync, which is when a cycle of directories could be left behind, so the disk walks.
+  ASSERT_TRUE(fs.create_dirs("t/u").ok());
+  write_file(fs, "t/u/f", "f", /*sync=*/true);
+  ASSERT_TRUE(fs.sync_dir("t/u").ok());
+  ASSERT_TRUE(fs.sync_dir("t").ok());
+  ASSERT_TRUE(fs.sync_dir("").ok());
+  EXPECT_EQ(disk.inode_count(), base + 5);
+  ASSERT_TRUE(fs.rename("t/u", "d/u").ok());
+  ASSERT_TRUE(fs.sync_dir("t").ok());  // commits both halves
+  ASSERT_TRUE(disk.consistent()) << disk.describe();
+  EXPECT_EQ(disk.inode_count(), base + 5);
+  ASSERT_TRUE(fs.remove("d/u/f").ok());
+  ASSERT_TRUE(fs.remove_dir("d/u").ok());
+  ASSERT_TRUE(fs.remove_dir("t").ok());
+  EXPECT_EQ(disk.inode_count(), base + 5);  // all still named durably
+  ASSERT_TRUE(fs.sync_dir("").ok());
+  EXPECT_EQ(disk.inode_count(), base + 4);  // t
+  ASSERT_TRUE(fs.sync_dir("d").ok());
+  EXPECT_EQ(disk.inode_count(), base + 2);  // u, and f with it, though f's removal was never synced
+  ASSERT_TRUE(disk.consistent()) << disk.describe();
+  Random fault_rng(7);
+  disk.power_loss(fault_rng);
+  EXPECT_EQ(disk.inode_count(), base + 2);
+  EXPECT_EQ(read_file(fs, "d/state"), "state 299");
+}
+
 // corrupt_next_reads damages what a read returns, never the file: one flipped bit or one sector of zeros inside
 // the bytes read, of the next N files read under the path prefix, once each.
 TEST(SimDisk, CorruptedReadsDamageTheAnswerNotTheFile) {
