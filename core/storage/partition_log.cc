@@ -529,9 +529,14 @@ std::vector<SegmentInfo> PartitionLog::segments() const {
     const size_t in_memory = (s->offset_index().entries_loaded() ? s->offset_index().entry_count() : 0) +
                              (s->time_index().entries_loaded() ? s->time_index().entry_count() : 0);
     out.push_back(SegmentInfo{base, s->next_offset(), s->size_bytes(), s->max_timestamp(),
-                              s->first_batch_max_timestamp(), s->log_path(), s->index_path(), s->time_index_path(),
-                              in_memory});
+                              s->first_batch_max_timestamp(), in_memory});
   }
+  return out;
+}
+
+std::vector<SegmentFiles> PartitionLog::segment_files() const {
+  std::vector<SegmentFiles> out;
+  for (const auto& [base, s] : segments_) out.push_back({s->log_path(), s->index_path(), s->time_index_path()});
   return out;
 }
 

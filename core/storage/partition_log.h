@@ -109,18 +109,23 @@ struct OffsetAndTimestamp {
   bool operator==(const OffsetAndTimestamp&) const = default;
 };
 
-// One segment as retention and the cleaner see it.
+// One segment as retention and the cleaner see it. Its file names are apart (SegmentFiles): retention reads every
+// segment's bounds at every check, and building three paths for each made that cost grow with the segment count.
 struct SegmentInfo {
   int64_t base_offset = 0;
   int64_t next_offset = 0;
   uint64_t size_bytes = 0;
   int64_t max_timestamp = -1;
   int64_t first_batch_max_timestamp = -1;
+  // Index entries held in memory: none for a closed segment (they are searched in their files), all for the active.
+  size_t index_entries_in_memory = 0;
+};
+
+// One segment's files.
+struct SegmentFiles {
   std::string log_file;
   std::string index_file;
   std::string time_index_file;
-  // Index entries held in memory: none for a closed segment (they are searched in their files), all for the active.
-  size_t index_entries_in_memory = 0;
 };
 
 // How the last open() went (tests and metrics).
@@ -275,6 +280,7 @@ class PartitionLog {
   // REQUIRES: log start <= offset <= log end.
   Result<uint64_t> size_from(int64_t offset);
   std::vector<SegmentInfo> segments() const;
+  std::vector<SegmentFiles> segment_files() const;  // in the order of segments()
   size_t pending_deletions() const { return pending_deletes_.size(); }
   const LoadStats& load_stats() const { return load_stats_; }
   const LogStats& stats() const { return stats_; }

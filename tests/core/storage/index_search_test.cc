@@ -118,10 +118,12 @@ TEST(IndexSearch, ClosedSegmentsServeEveryOffsetAndTimestampWithTheirEntriesRele
       ASSERT_TRUE((*log)->append(batch_of(2, 100000 + 10 * i, "v" + std::to_string(i))).ok());
     }
     const std::vector<SegmentInfo> segments = (*log)->segments();
+    const std::vector<SegmentFiles> files = (*log)->segment_files();
     ASSERT_GE(segments.size(), 3u);
+    ASSERT_EQ(files.size(), segments.size());
     for (size_t s = 0; s + 1 < segments.size(); ++s) {
       EXPECT_EQ(segments[s].index_entries_in_memory, 0u) << s;
-      EXPECT_GT(file_bytes(env.fs, segments[s].index_file), 100 * kOffsetIndexEntryBytes) << s;
+      EXPECT_GT(file_bytes(env.fs, files[s].index_file), 100 * kOffsetIndexEntryBytes) << s;
     }
     EXPECT_GT(segments.back().index_entries_in_memory, 100u);
     for (int64_t offset = 0; offset < 2 * kBatches; offset += 7) {

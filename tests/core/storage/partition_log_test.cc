@@ -328,7 +328,7 @@ TEST(PartitionLog, DeletedSegmentsKeepTheirFilesUntilTheDelayPasses) {  // R17
     ASSERT_NE(log, nullptr);
     for (int i = 0; i < 5; ++i) ASSERT_TRUE(log->append(batch_of(1, 1)).ok());
     ASSERT_TRUE(log->delete_records(4).ok());
-    const std::string log_file = log->segments()[0].log_file;
+    const std::string log_file = log->segment_files()[0].log_file;
     auto removed = log->remove_segments_below_log_start();
     ASSERT_TRUE(removed.ok());
     EXPECT_EQ(*removed, 2u);

@@ -110,6 +110,7 @@ TEST(TruncateTo, AtASegmentBaseKeepsThatSegmentEmptyAsKafkaDoes) {
     ASSERT_NE(log, nullptr);
     const Bytes all = fill(*log);
     const std::vector<SegmentInfo> before = log->segments();
+    const std::vector<SegmentFiles> files_before = log->segment_files();
     ASSERT_GT(before.size(), 2u);
     const int64_t cut = before[1].base_offset;
     ASSERT_TRUE(log->truncate_to(cut).ok());
@@ -120,8 +121,9 @@ TEST(TruncateTo, AtASegmentBaseKeepsThatSegmentEmptyAsKafkaDoes) {
     EXPECT_EQ(after[0].next_offset, cut);
     EXPECT_EQ(all_bytes(*log), prefix_below(all, cut));
     for (size_t i = 2; i < before.size(); ++i) {
-      EXPECT_FALSE(env.fs.exists(before[i].log_file).value()) << before[i].log_file;
-      EXPECT_TRUE(env.fs.exists(before[i].log_file + ".deleted").value()) << before[i].log_file;
+      const std::string& log_file = files_before[i].log_file;
+      EXPECT_FALSE(env.fs.exists(log_file).value()) << log_file;
+      EXPECT_TRUE(env.fs.exists(log_file + ".deleted").value()) << log_file;
     }
     ASSERT_TRUE(log->close().ok());
   }));

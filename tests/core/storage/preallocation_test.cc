@@ -28,17 +28,20 @@ TEST(Preallocation, APersistedActiveSegmentEndsInZerosThatRollAndCloseCut) {
     ASSERT_TRUE(log.ok());
     for (int i = 0; i < 5; ++i) ASSERT_TRUE((*log)->append(batch_of(2, 1000 + i, "a" + std::to_string(i))).ok());
     SegmentInfo first = (*log)->segments().back();
+    const std::string first_file = (*log)->segment_files().back().log_file;
     // The first append preallocated a MiB past itself; the next ones wrote inside it.
-    EXPECT_GT(file_bytes(env.fs, first.log_file), first.size_bytes);
-    EXPECT_LT(file_bytes(env.fs, first.log_file), first.size_bytes + kPersistedPreallocateBytes);
+    EXPECT_GT(file_bytes(env.fs, first_file), first.size_bytes);
+    EXPECT_LT(file_bytes(env.fs, first_file), first.size_bytes + kPersistedPreallocateBytes);
     ASSERT_TRUE((*log)->roll().ok());
     first = (*log)->segments().front();
-    EXPECT_EQ(file_bytes(env.fs, first.log_file), first.size_bytes) << "the rolled segment kept its zeros";
+    ASSERT_EQ((*log)->segment_files().front().log_file, first_file);
+    EXPECT_EQ(file_bytes(env.fs, first_file), first.size_bytes) << "the rolled segment kept its zeros";
     for (int i = 0; i < 3; ++i) ASSERT_TRUE((*log)->append(batch_of(1, 2000 + i, "b" + std::to_string(i))).ok());
     const SegmentInfo second = (*log)->segments().back();
-    EXPECT_GT(file_bytes(env.fs, second.log_file), second.size_bytes);
+    const std::string second_file = (*log)->segment_files().back().log_file;
+    EXPECT_GT(file_bytes(env.fs, second_file), second.size_bytes);
     ASSERT_TRUE((*log)->close().ok());
-    EXPECT_EQ(file_bytes(env.fs, second.log_file), second.size_bytes) << "the clean close kept the zeros";
+    EXPECT_EQ(file_bytes(env.fs, second_file), second.size_bytes) << "the clean close kept the zeros";
   }));
   world.node().power_loss();
   ASSERT_TRUE(world.run([&](Env env) {
@@ -57,7 +60,7 @@ TEST(Preallocation, AReplicatedLogDoesNotPreallocate) {
     ASSERT_TRUE(log.ok());
     for (int i = 0; i < 5; ++i) ASSERT_TRUE((*log)->append(batch_of(2, 1000 + i)).ok());
     const SegmentInfo active = (*log)->segments().back();
-    EXPECT_EQ(file_bytes(env.fs, active.log_file), active.size_bytes);
+    EXPECT_EQ(file_bytes(env.fs, (*log)->segment_files().back().log_file), active.size_bytes);
     ASSERT_TRUE((*log)->close().ok());
   }));
 }
@@ -91,7 +94,7 @@ TEST(Preallocation, RecoveryCutsThePreallocatedZerosWithoutCallingThemTorn) {
     ASSERT_EQ(seen.size(), 7u);
     EXPECT_EQ(seen.back().value.value_or(""), "c6-0");
     const SegmentInfo active = (*log)->segments().back();
-    EXPECT_EQ(file_bytes(env.fs, active.log_file), active.size_bytes);
+    EXPECT_EQ(file_bytes(env.fs, (*log)->segment_files().back().log_file), active.size_bytes);
     // Appends go on after the recovered end, preallocating again.
     ASSERT_TRUE((*log)->append(batch_of(1, 3000, "d")).ok());
     EXPECT_EQ(read_all(**log).size(), 8u);
@@ -110,7 +113,7 @@ TEST(Preallocation, ZerosInsideAnEarlierSegmentAreStillRefused) {
     ASSERT_TRUE((*log)->append(batch_of(1, 1000, "e")).ok());
     ASSERT_TRUE((*log)->roll().ok());
     ASSERT_TRUE((*log)->append(batch_of(1, 1001, "f")).ok());
-    first_log = (*log)->segments().front().log_file;
+    first_log = (*log)->segment_files().front().log_file;
   }));
   world.node().power_loss();
   ASSERT_TRUE(world.run([&](Env env) {
