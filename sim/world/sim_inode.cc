@@ -83,8 +83,11 @@ void apply_data_op(Bytes& image, const SimDataOp& op) {
     return;
   }
   SLUICE_ASSERT(!op.data.empty());
-  if (image.size() < op.end()) image.resize(op.end());  // a write past the end leaves a hole of zeros
-  std::copy(op.data.begin(), op.data.end(), image.begin() + static_cast<ptrdiff_t>(op.offset));
+  if (image.size() < op.offset) image.resize(op.offset);  // a write past the end leaves a hole of zeros
+  // What exists is overwritten and the rest appended: an append, the usual write, zero-fills nothing first.
+  const size_t overwritten = std::min<size_t>(op.data.size(), image.size() - op.offset);
+  std::copy_n(op.data.begin(), overwritten, image.begin() + static_cast<ptrdiff_t>(op.offset));
+  image.insert(image.end(), op.data.begin() + static_cast<ptrdiff_t>(overwritten), op.data.end());
   SLUICE_ASSERT(image.size() >= op.end());
 }
 
