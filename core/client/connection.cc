@@ -170,13 +170,17 @@ CallPtr Connection::start(protocol::ApiKey api, int16_t version, ByteView body, 
   if (!expect_response) {
     finish(*call, Bytes());
   } else if (!call->done()) {
-    std::weak_ptr<Connection> weak = weak_from_this();
-    const int32_t id = call->correlation_id;
-    call->deadline_timer = env_.clock.add_timer(call->deadline, [weak, id] {
-      if (std::shared_ptr<Connection> self = weak.lock()) self->on_deadline(id);
-    });
+    arm_deadline();
   }
   return call;
+}
+
+void Connection::arm_deadline() {
+  if (deadline_timer_ != 0 || broken_ || pending_.empty()) return;
+  std::weak_ptr<Connection> weak = weak_from_this();
+  deadline_timer_ = env_.clock.add_timer(pending_.front()->deadline, [weak] {
+    if (std::shared_ptr<Connection> self = weak.lock()) self->on_deadline();
+  });
 }
 
 // The reader fiber: every frame answers the oldest pending request.
@@ -223,14 +227,17 @@ Status Connection::match_answer(ByteView frame) {
   return Status();
 }
 
-void Connection::on_deadline(int32_t correlation_id) {
-  for (const CallPtr& call : pending_) {
-    if (call->correlation_id != correlation_id) continue;
-    call->deadline_timer = 0;  // firing now
-    fail(timed_out(
-        fmt::format("{} to {} unanswered within the request timeout", describe(*call), address_.to_string())));
+void Connection::on_deadline() {
+  deadline_timer_ = 0;  // firing now
+  if (broken_ || pending_.empty()) return;
+  const Call& oldest = *pending_.front();
+  // Deadlines never decrease along pending_, so when the oldest call's has not passed, no call's has.
+  if (oldest.deadline > env_.clock.now()) {
+    arm_deadline();  // the call it was armed for was answered
     return;
   }
+  fail(timed_out(
+      fmt::format("{} to {} unanswered within the request timeout", describe(oldest), address_.to_string())));
 }
 
 void Connection::close() { fail(closed(fmt::format("the connection to {} was closed", address_.to_string()))); }
@@ -240,6 +247,8 @@ void Connection::fail(const Status& why) {
   SLUICE_ASSERT(!why.ok());
   broken_ = true;
   failure_ = why;
+  if (deadline_timer_ != 0) env_.clock.cancel_timer(deadline_timer_);
+  deadline_timer_ = 0;
   stream_->close();
   std::deque<CallPtr> calls = std::move(pending_);
   pending_.clear();
@@ -250,8 +259,6 @@ void Connection::fail(const Status& why) {
 
 void Connection::finish(Call& call, Result<Bytes> result) {
   if (call.done()) return;
-  if (call.deadline_timer != 0) env_.clock.cancel_timer(call.deadline_timer);
-  call.deadline_timer = 0;
   call.result.emplace(std::move(result));
   call.finished.set();
   if (call.on_finished) {

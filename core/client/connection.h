@@ -8,7 +8,8 @@
 // owner (ClientCore) opens a new connection for the next request.
 //
 // Fibers: a Connection is shared (shared_ptr) by its reader fiber and its users; calls come from fibers of one
-// node. Request deadlines are clock timers, whose callbacks only close the stream and wake waiters.
+// node. Request deadlines are one clock timer per connection, whose callback only closes the stream and wakes
+// waiters.
 #pragma once
 
 #include <cstdint>
@@ -43,8 +44,8 @@ struct Call {
   Event finished;
   // Runs once when the result is set, on the fiber or timer that set it: it must not block.
   std::function<void()> on_finished;
+  // Never earlier than the deadline of the call written before it, so the oldest pending call's comes first.
   Instant deadline{};
-  TimerId deadline_timer = 0;
 
   bool done() const { return result.has_value(); }
 };
@@ -91,7 +92,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Status negotiate_versions(Duration timeout);
   void read_answers();
   Status match_answer(ByteView frame);
-  void on_deadline(int32_t correlation_id);
+  // One timer for every pending call, at the oldest one's deadline (Kafka's NetworkClient checks its in-flight
+  // requests the same way): a timer per request was two heap operations and an allocation for each, and the
+  // timers of answered requests filled the world's event heap until their time came.
+  void arm_deadline();
+  void on_deadline();
   // Breaks the connection: closes the stream and finishes every pending call (see the header comment).
   void fail(const Status& why);
   void finish(Call& call, Result<Bytes> result);
@@ -104,6 +109,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::deque<CallPtr> pending_;
   int32_t next_correlation_id_ = 1;
   uint64_t requests_written_ = 0;
+  TimerId deadline_timer_ = 0;  // armed while a call is pending; maybe at an answered call's deadline (then re-armed)
   bool broken_ = false;
   Status failure_;
   std::map<int16_t, VersionRange> broker_versions_;

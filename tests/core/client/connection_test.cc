@@ -129,6 +129,39 @@ TEST(ClientConnection, AnUnansweredRequestTimesOutAndClosesTheConnection) {
   EXPECT_TRUE(closed_by_client);
 }
 
+// One timer keeps a connection's deadlines, armed at the oldest pending request's. When that request is answered
+// the timer still fires at its deadline and moves on to the next request's: a later request times out at its own
+// deadline, neither at the answered one's nor never.
+TEST(ClientConnection, ARequestBehindAnAnsweredOneTimesOutAtItsOwnDeadline) {
+  ScriptedBroker broker;
+  ASSERT_TRUE(broker.run(
+      [&](Env, Stream& stream, int connection) {
+        answer_api_versions(stream);
+        if (connection > 0) return;
+        std::optional<Request> first = next_request(stream);
+        ASSERT_TRUE(first.has_value());
+        answer(stream, *first, cluster_named("answered"));
+        EXPECT_TRUE(next_request(stream).has_value());  // never answered
+        while (next_request(stream)) {
+        }
+      },
+      [&](Env env, Client& client) {
+        Result<protocol::MetadataResponse> answered =
+            client.call<protocol::MetadataResponse>(-1, protocol::MetadataRequest{});
+        ASSERT_TRUE(answered.ok()) << answered.status().to_string();
+        EXPECT_EQ(answered->cluster_id, "answered");
+        env.scheduler.sleep_for(700ms);  // the first request's deadline passes while the second is pending
+        const Instant start = env.clock.now();
+        Result<protocol::MetadataResponse> unanswered =
+            client.call<protocol::MetadataResponse>(-1, protocol::MetadataRequest{});
+        ASSERT_FALSE(unanswered.ok());
+        EXPECT_EQ(unanswered.status().code(), Code::kTimedOut) << unanswered.status().to_string();
+        EXPECT_GE(env.clock.now() - start, 1s) << "at its own deadline, not at the answered request's";
+        EXPECT_LT(env.clock.now() - start, 1100ms);
+        env.scheduler.sleep_for(10ms);
+      }));
+}
+
 TEST(ClientConnection, CloseEndsPendingCallsAsUnknownAndLaterOnesAsNotSent) {
   ScriptedBroker broker;
   ASSERT_TRUE(broker.run(
