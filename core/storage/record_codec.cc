@@ -48,10 +48,6 @@ Record materialize(const BatchHeader& header, const RecordView& view) {
 
 // --- building ---
 
-void put_be(Bytes* out, uint64_t v, size_t bytes) {
-  for (size_t i = 0; i < bytes; ++i) out->push_back(static_cast<uint8_t>(v >> (8 * (bytes - 1 - i))));
-}
-
 void write_be(uint8_t* p, uint64_t v, size_t bytes) {
   for (size_t i = 0; i < bytes; ++i) p[bytes - 1 - i] = static_cast<uint8_t>(v >> (8 * i));
 }
@@ -202,19 +198,27 @@ Result<Bytes> build_batch(const std::vector<Record>& records, const BatchOptions
 
   Bytes batch;
   batch.reserve(kBatchHeaderBytes + section.size());
-  put_be(&batch, static_cast<uint64_t>(records.front().offset), 8);
-  put_be(&batch, batch_length, 4);
-  put_be(&batch, static_cast<uint32_t>(options.partition_leader_epoch), 4);
-  batch.push_back(static_cast<uint8_t>(kMagicV2));
-  put_be(&batch, 0, 4);  // the CRC, written last
-  put_be(&batch, static_cast<uint16_t>(batch_attributes(options)), 2);
-  put_be(&batch, static_cast<uint32_t>(last_offset_delta), 4);
-  put_be(&batch, static_cast<uint64_t>(base_timestamp), 8);
-  put_be(&batch, static_cast<uint64_t>(max_timestamp), 8);
-  put_be(&batch, static_cast<uint64_t>(options.producer_id), 8);
-  put_be(&batch, static_cast<uint16_t>(options.producer_epoch), 2);
-  put_be(&batch, static_cast<uint32_t>(options.base_sequence), 4);
-  put_be(&batch, records.size(), 4);
+  batch.resize(kBatchHeaderBytes);
+  // Fields stored through a pointer: a push_back per byte reloaded the vector after each one.
+  size_t at = 0;
+  const auto put = [&batch, &at](uint64_t v, size_t bytes) {
+    write_be(batch.data() + at, v, bytes);
+    at += bytes;
+  };
+  put(static_cast<uint64_t>(records.front().offset), 8);
+  put(batch_length, 4);
+  put(static_cast<uint32_t>(options.partition_leader_epoch), 4);
+  put(kMagicV2, 1);
+  put(0, 4);  // the CRC, written last
+  put(static_cast<uint16_t>(batch_attributes(options)), 2);
+  put(static_cast<uint32_t>(last_offset_delta), 4);
+  put(static_cast<uint64_t>(base_timestamp), 8);
+  put(static_cast<uint64_t>(max_timestamp), 8);
+  put(static_cast<uint64_t>(options.producer_id), 8);
+  put(static_cast<uint16_t>(options.producer_epoch), 2);
+  put(static_cast<uint32_t>(options.base_sequence), 4);
+  put(records.size(), 4);
+  SLUICE_ASSERT(at == kBatchHeaderBytes);
   SLUICE_ASSERT(batch.size() == kBatchHeaderBytes);
   batch.insert(batch.end(), section.begin(), section.end());
   write_be(batch.data() + kBatchCrcOffset, compute_batch_crc(batch), 4);
