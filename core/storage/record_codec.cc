@@ -103,9 +103,19 @@ Status put_record(Bytes* out, const Record& record, int32_t offset_delta, int64_
   return Status();
 }
 
-// The records section, uncompressed; `*last_offset_delta` receives the last record's delta.
-Result<Bytes> encode_records(const std::vector<Record>& records, int64_t base_timestamp, int32_t* last_offset_delta) {
-  Bytes section;
+// At least the records section's size, so that it is encoded without reallocating: each varint at its widest.
+size_t records_size_bound(const std::vector<Record>& records) {
+  size_t bound = 0;
+  for (const Record& record : records) {
+    bound += 5 + 1 + 10 + 5 + nullable_size(record.key) + nullable_size(record.value) + 5;
+    for (const RecordHeader& header : record.headers) bound += 5 + header.key.size() + nullable_size(header.value);
+  }
+  return bound;
+}
+
+// Appends the records section, uncompressed, to `section`; `*last_offset_delta` receives the last record's delta.
+Status encode_records(const std::vector<Record>& records, int64_t base_timestamp, int32_t* last_offset_delta,
+                      Bytes* section) {
   const int64_t base_offset = records.front().offset;
   for (size_t i = 0; i < records.size(); ++i) {
     const Record& record = records[i];
@@ -117,9 +127,9 @@ Result<Bytes> encode_records(const std::vector<Record>& records, int64_t base_ti
     const uint64_t delta = static_cast<uint64_t>(record.offset) - static_cast<uint64_t>(base_offset);
     if (delta > static_cast<uint64_t>(INT32_MAX)) return invalid_argument("offset delta over 2^31");
     *last_offset_delta = static_cast<int32_t>(delta);
-    SLUICE_TRY(put_record(&section, record, *last_offset_delta, wrapping_sub(record.timestamp, base_timestamp)));
+    SLUICE_TRY(put_record(section, record, *last_offset_delta, wrapping_sub(record.timestamp, base_timestamp)));
   }
-  return section;
+  return Status();
 }
 
 int16_t batch_attributes(const BatchOptions& options) {
@@ -189,16 +199,24 @@ Result<Bytes> build_batch(const std::vector<Record>& records, const BatchOptions
   int64_t max_timestamp = records.front().timestamp;
   for (const Record& record : records) max_timestamp = std::max(max_timestamp, record.timestamp);
   int32_t last_offset_delta = 0;
-  SLUICE_ASSIGN_OR_RETURN(Bytes section, encode_records(records, base_timestamp, &last_offset_delta));
-  if (options.compression != Compression::kNone) {
+  // The records go straight behind the header, unless they are compressed first.
+  Bytes batch;
+  if (options.compression == Compression::kNone) {
+    batch.reserve(kBatchHeaderBytes + records_size_bound(records));
+    batch.resize(kBatchHeaderBytes);
+    SLUICE_TRY(encode_records(records, base_timestamp, &last_offset_delta, &batch));
+  } else {
+    Bytes section;
+    section.reserve(records_size_bound(records));
+    SLUICE_TRY(encode_records(records, base_timestamp, &last_offset_delta, &section));
     SLUICE_ASSIGN_OR_RETURN(section, compress(options.compression, section));
+    batch.reserve(kBatchHeaderBytes + section.size());
+    batch.resize(kBatchHeaderBytes);
+    batch.insert(batch.end(), section.begin(), section.end());
   }
-  const size_t batch_length = kBatchHeaderBytes - kBatchLogOverheadBytes + section.size();
+  const size_t batch_length = batch.size() - kBatchLogOverheadBytes;
   if (!fits_int32(batch_length)) return invalid_argument("batch over 2 GiB");
 
-  Bytes batch;
-  batch.reserve(kBatchHeaderBytes + section.size());
-  batch.resize(kBatchHeaderBytes);
   // Fields stored through a pointer: a push_back per byte reloaded the vector after each one.
   size_t at = 0;
   const auto put = [&batch, &at](uint64_t v, size_t bytes) {
@@ -219,8 +237,6 @@ Result<Bytes> build_batch(const std::vector<Record>& records, const BatchOptions
   put(static_cast<uint32_t>(options.base_sequence), 4);
   put(records.size(), 4);
   SLUICE_ASSERT(at == kBatchHeaderBytes);
-  SLUICE_ASSERT(batch.size() == kBatchHeaderBytes);
-  batch.insert(batch.end(), section.begin(), section.end());
   write_be(batch.data() + kBatchCrcOffset, compute_batch_crc(batch), 4);
   return batch;
 }
