@@ -6,20 +6,32 @@
 # group) over SEEDS seeds (default 5), against the 100x target; then the default fuzz's seeds per minute (every
 # scenario in scenarios/, round robin, 60 s). SLUICE defaults to build/release/sluice. With ROUNDS > 1 (default 1)
 # each seed runs that many times and the fastest run of each seed is summed too: on a noisy guest the same binary
-# varies by 1.5x from run to run, its fastest runs far less.
+# varies by 1.5x from run to run, its fastest runs far less. The runs' user and system CPU time is printed too.
 set -euo pipefail
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 sluice="${1:-build/release/sluice}"
 seeds="${2:-5}"
 rounds="${3:-1}"
 lines=()
+cpu_file="$(mktemp)"
+TIMEFORMAT='%U %S'  # bash's `time`: the run's user and system CPU seconds, appended to cpu_file
 for round in $(seq 1 "${rounds}"); do
   for seed in $(seq 1 "${seeds}"); do
-    line="$("${sluice}" sim --scenario bench/sim_1k_produce.toml --seed "${seed}" --quiet | grep '^simulated:')"
+    { time "${sluice}" sim --scenario bench/sim_1k_produce.toml --seed "${seed}" --quiet >"${cpu_file}.out"; } \
+      2>>"${cpu_file}"
+    line="$(grep '^simulated:' "${cpu_file}.out")"
     echo "seed ${seed}: ${line#simulated: }"
     lines+=("${seed} ${line}")
   done
 done
+# The system time is mostly the kernel mapping fresh pages of the heap, which the simulator takes in 2 MiB pages
+# (cli/simulator_heap.cc). On a guest whose balloon reports free memory to the host, the host takes free 2 MiB blocks
+# back, and each first touch of one costs the host a fault per 4 KiB: the kernel then holds 10-30 % of a run's CPU
+# (bench/README.md, seventh round; MIMALLOC_LARGE_OS_PAGES=0 maps small pages instead).
+awk '{user += $1; sys += $2}
+     END {printf "cpu: %.2f s user, %.2f s system (%.0f %% in the kernel)\n", user, sys, 100 * sys / (user + sys)}' \
+  "${cpu_file}"
+rm -f "${cpu_file}" "${cpu_file}.out"
 printf '%s\n' "${lines[@]}" | python3 -c '
 import re, sys
 runs = []

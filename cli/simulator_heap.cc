@@ -8,6 +8,10 @@
 // constructors) and is handed argv: for `sim` and `fuzz` it sets mimalloc's two options, which only writes them to
 // its option table. `serve` keeps small pages: its memory should stay as small as its buffers. A
 // MIMALLOC_LARGE_OS_PAGES the user set wins; without transparent huge pages the kernel maps small pages as before.
+// The gain depends on the host: where the guest's balloon reports free memory back (virtio free page reporting),
+// the host reclaims free 2 MiB blocks, and every huge page touched again costs it 512 faults, so a single `sim`
+// run was ~10 % slower with them than with MIMALLOC_LARGE_OS_PAGES=0 on such a guest, and a fuzz run the same
+// (bench/README.md, seventh round).
 #ifdef SLUICE_MIMALLOC
 
 #include <mimalloc.h>
