@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/base/assert.h"
+#include "core/base/big_endian.h"
 #include "core/base/varint.h"
 #include "core/storage/compression.h"
 #include "core/storage/record_batch.h"
@@ -217,27 +218,27 @@ Result<Bytes> build_batch(const std::vector<Record>& records, const BatchOptions
   const size_t batch_length = batch.size() - kBatchLogOverheadBytes;
   if (!fits_int32(batch_length)) return invalid_argument("batch over 2 GiB");
 
-  // Fields stored through a pointer: a push_back per byte reloaded the vector after each one.
-  size_t at = 0;
-  const auto put = [&batch, &at](uint64_t v, size_t bytes) {
-    write_be(batch.data() + at, v, bytes);
-    at += bytes;
+  // Fields stored through a pointer, each as its own type: a push_back per byte reloaded the vector after each one.
+  uint8_t* at = batch.data();
+  const auto put = [&at]<typename T>(T v) {
+    store_be<T>(at, v);
+    at += sizeof(T);
   };
-  put(static_cast<uint64_t>(records.front().offset), 8);
-  put(batch_length, 4);
-  put(static_cast<uint32_t>(options.partition_leader_epoch), 4);
-  put(kMagicV2, 1);
-  put(0, 4);  // the CRC, written last
-  put(static_cast<uint16_t>(batch_attributes(options)), 2);
-  put(static_cast<uint32_t>(last_offset_delta), 4);
-  put(static_cast<uint64_t>(base_timestamp), 8);
-  put(static_cast<uint64_t>(max_timestamp), 8);
-  put(static_cast<uint64_t>(options.producer_id), 8);
-  put(static_cast<uint16_t>(options.producer_epoch), 2);
-  put(static_cast<uint32_t>(options.base_sequence), 4);
-  put(records.size(), 4);
-  SLUICE_ASSERT(at == kBatchHeaderBytes);
-  write_be(batch.data() + kBatchCrcOffset, compute_batch_crc(batch), 4);
+  put(records.front().offset);
+  put(static_cast<int32_t>(batch_length));
+  put(options.partition_leader_epoch);
+  put(kMagicV2);
+  put(uint32_t{0});  // the CRC, written last
+  put(batch_attributes(options));
+  put(last_offset_delta);
+  put(base_timestamp);
+  put(max_timestamp);
+  put(options.producer_id);
+  put(options.producer_epoch);
+  put(options.base_sequence);
+  put(static_cast<int32_t>(records.size()));
+  SLUICE_ASSERT(at == batch.data() + kBatchHeaderBytes);
+  store_be<uint32_t>(batch.data() + kBatchCrcOffset, compute_batch_crc(batch));
   return batch;
 }
 
