@@ -154,7 +154,7 @@ Status decode_fetched_records(ByteView records, int64_t offset, std::vector<Fetc
   for (const storage::BatchSpan& span : spans) {
     const storage::BatchHeader& header = span.header;
     const ByteView batch = records.subspan(span.position, header.size_bytes());
-    if (!storage::batch_crc_ok(batch)) {
+    if (!storage::batch_crc_ok(batch, header)) {
       return corruption(fmt::format("the fetched batch at offset {} fails its CRC", header.base_offset));
     }
     if (next_offset != nullptr && header.last_offset() >= offset) {
@@ -163,7 +163,7 @@ Status decode_fetched_records(ByteView records, int64_t offset, std::vector<Fetc
     if (header.control() || header.last_offset() < offset) continue;
     // Straight into the answer, without a storage::Record (headers and all) per record first.
     const size_t before = out->size();
-    const Status decoded = storage::for_each_record(batch, [&](const storage::DecodedRecord& record) {
+    const Status decoded = storage::for_each_record(batch, header, [&](const storage::DecodedRecord& record) {
       if (record.offset < offset) return;  // the batch starts below the offset asked for
       SLUICE_ASSERT(out->empty() || out->back().offset < record.offset);
       FetchedRecord& fetched = out->emplace_back();

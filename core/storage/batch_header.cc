@@ -1,5 +1,6 @@
 // The fixed part of record_batch.h: header parsing, CRC, in-place edits and splitting. The record codec is in
 // record_codec.cc, produce validation in batch_validation.cc.
+#include <algorithm>
 #include <cstdint>
 
 #include "core/base/assert.h"
@@ -49,8 +50,11 @@ uint32_t compute_batch_crc(ByteView batch) {
 
 bool batch_crc_ok(ByteView batch) {
   Result<BatchHeader> header = parse_batch_header(batch);
-  if (!header.ok() || header->size_bytes() != batch.size()) return false;
-  return compute_batch_crc(batch) == header->crc;
+  return header.ok() && batch_crc_ok(batch, *header);
+}
+
+bool batch_crc_ok(ByteView batch, const BatchHeader& header) {
+  return header.size_bytes() == batch.size() && compute_batch_crc(batch) == header.crc;
 }
 
 void set_base_offset(MutableByteView batch, int64_t base_offset) {
@@ -120,6 +124,9 @@ ByteView with_create_time_max_timestamp(ByteView batch, int64_t records_max_time
 
 Result<std::vector<BatchSpan>> split_batches(ByteView buffer, size_t* consumed) {
   std::vector<BatchSpan> spans;
+  // One allocation for the few batches a read usually holds, rather than growing 1, 2, 4, ...
+  constexpr size_t kFirstReserve = 16;
+  spans.reserve(std::min(buffer.size() / kBatchHeaderBytes, kFirstReserve));
   size_t position = 0;
   while (buffer.size() - position >= kBatchHeaderBytes) {
     Result<BatchHeader> header = parse_batch_header(buffer.subspan(position));

@@ -110,7 +110,7 @@ Result<AppendResult> PartitionLog::append_as_replica(ByteView batches, const App
   }
   const std::vector<BatchSpan> spans = std::move(*split);
   for (const BatchSpan& span : spans) {  // outside the lock: the bytes alone decide
-    if (!batch_crc_ok(batches.subspan(span.position, span.header.size_bytes()))) {
+    if (!batch_crc_ok(batches.subspan(span.position, span.header.size_bytes()), span.header)) {
       return kafka_error(ErrorCode::kCorruptMessage, dir_ + ": replica append refused: the batch at offset " +
                                                          std::to_string(span.header.base_offset) + " fails its CRC");
     }

@@ -24,12 +24,12 @@
 
 #include <array>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/base/bytes.h"
+#include "core/base/function_ref.h"
 #include "core/base/result.h"
 
 namespace sluice::storage {
@@ -89,6 +89,8 @@ Result<BatchHeader> parse_batch_header(ByteView bytes);
 uint32_t compute_batch_crc(ByteView batch);
 // True when `batch` is exactly one whole batch (size matches batch_length) and its crc field matches.
 bool batch_crc_ok(ByteView batch);
+// The same for a batch whose header the caller has parsed already (`header` from parse_batch_header(batch)).
+bool batch_crc_ok(ByteView batch, const BatchHeader& header);
 
 // In-place edits of fields outside the CRC.
 void set_base_offset(MutableByteView batch, int64_t base_offset);
@@ -128,7 +130,9 @@ struct DecodedRecord {
 };
 // decode_records without a Record per record: `on_record` sees each in order; it fails as decode_records does
 // (records before the damage have been seen by then).
-Status for_each_record(ByteView batch, const std::function<void(const DecodedRecord&)>& on_record);
+Status for_each_record(ByteView batch, FunctionRef<void(const DecodedRecord&)> on_record);
+// The same for a batch whose header the caller has parsed already (`header` from parse_batch_header(batch)).
+Status for_each_record(ByteView batch, const BatchHeader& header, FunctionRef<void(const DecodedRecord&)> on_record);
 
 // Builds one batch from records whose `offset` and `timestamp` are absolute: base_offset = first record's
 // offset, deltas relative to it; base_timestamp = first timestamp, max_timestamp = the largest. The CRC is set.

@@ -142,12 +142,11 @@ int16_t batch_attributes(const BatchOptions& options) {
   return static_cast<int16_t>(attributes);
 }
 
-// Walks every record of `batch` with the checks decode_records promises; `on_record(header, view, reserve)` gets, at
-// the first record, a bound on how many follow (`reserve`, 0 after), from the section's size: the declared count is
-// untrusted.
+// Walks every record of `batch` (whose parsed header is `header`) with the checks decode_records promises;
+// `on_record(view, reserve)` gets, at the first record, a bound on how many follow (`reserve`, 0 after), from the
+// section's size: the declared count is untrusted.
 template <typename OnRecord>
-Status visit_records(ByteView batch, OnRecord on_record) {
-  SLUICE_ASSIGN_OR_RETURN(BatchHeader header, parse_batch_header(batch));
+Status visit_records(ByteView batch, const BatchHeader& header, OnRecord on_record) {
   if (header.size_bytes() != batch.size()) {
     return corruption("batch of " + std::to_string(batch.size()) + " bytes declares " +
                       std::to_string(header.size_bytes()));
@@ -168,7 +167,7 @@ Status visit_records(ByteView batch, OnRecord on_record) {
                         " (last offset delta " + std::to_string(header.last_offset_delta) + ")");
     }
     previous_delta = view.offset_delta;
-    on_record(header, view, reserve);
+    on_record(view, reserve);
     reserve = 0;
   }
   return Status();
@@ -177,16 +176,22 @@ Status visit_records(ByteView batch, OnRecord on_record) {
 }  // namespace
 
 Result<std::vector<Record>> decode_records(ByteView batch) {
+  SLUICE_ASSIGN_OR_RETURN(const BatchHeader header, parse_batch_header(batch));
   std::vector<Record> records;
-  SLUICE_TRY(visit_records(batch, [&](const BatchHeader& header, const RecordView& view, size_t reserve) {
+  SLUICE_TRY(visit_records(batch, header, [&](const RecordView& view, size_t reserve) {
     if (reserve > 0) records.reserve(reserve);
     records.push_back(materialize(header, view));
   }));
   return records;
 }
 
-Status for_each_record(ByteView batch, const std::function<void(const DecodedRecord&)>& on_record) {
-  return visit_records(batch, [&](const BatchHeader& header, const RecordView& view, size_t) {
+Status for_each_record(ByteView batch, FunctionRef<void(const DecodedRecord&)> on_record) {
+  SLUICE_ASSIGN_OR_RETURN(const BatchHeader header, parse_batch_header(batch));
+  return for_each_record(batch, header, on_record);
+}
+
+Status for_each_record(ByteView batch, const BatchHeader& header, FunctionRef<void(const DecodedRecord&)> on_record) {
+  return visit_records(batch, header, [&](const RecordView& view, size_t) {
     on_record(DecodedRecord{record_offset(header, view), record_timestamp(header, view), view.key, view.value});
   });
 }

@@ -309,7 +309,7 @@ Status Segment::verify_read(ByteView bytes, uint64_t position) const {
   for (size_t at = 0; at < bytes.size();) {
     Result<BatchHeader> header = parse_batch_header(bytes.subspan(at));
     const bool whole = header.ok() && at + header->size_bytes() <= bytes.size();
-    if (whole && batch_crc_ok(bytes.subspan(at, header->size_bytes()))) {
+    if (whole && batch_crc_ok(bytes.subspan(at, header->size_bytes()), *header)) {
       at += header->size_bytes();
       continue;
     }
