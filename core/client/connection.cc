@@ -150,15 +150,15 @@ CallPtr Connection::start(protocol::ApiKey api, int16_t version, ByteView body, 
   SLUICE_ASSERT(next_correlation_id_ < std::numeric_limits<int32_t>::max());
   call->correlation_id = next_correlation_id_++;
   SLUICE_ASSERT(pending_.empty() || pending_.back()->correlation_id < call->correlation_id);
-  Bytes head;
-  const size_t begin = protocol::begin_frame(&head, protocol::kFrameHeadBytes);
-  const Status header = protocol::encode_request_header({api, version, call->correlation_id, client_id_}, &head);
+  head_.clear();
+  const size_t begin = protocol::begin_frame(&head_, protocol::kFrameHeadBytes);
+  const Status header = protocol::encode_request_header({api, version, call->correlation_id, client_id_}, &head_);
   SLUICE_ASSERT(header.ok());  // a client id within the string limit
-  protocol::end_frame(&head, begin, body.size());
+  protocol::end_frame(&head_, begin, body.size());
   call->deadline = env_.clock.now() + timeout;
   if (!pending_.empty()) call->deadline = std::max(call->deadline, pending_.back()->deadline);
   if (expect_response) pending_.push_back(call);
-  const std::array<ByteView, 2> parts{ByteView(head), body};
+  const std::array<ByteView, 2> parts{ByteView(head_), body};
   const Status wrote = stream_->write_all_gathered(parts);
   if (!wrote.ok()) {
     finish(*call, not_sent(fmt::format("writing {}: {}", describe(*call), wrote.to_string())));

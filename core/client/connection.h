@@ -106,6 +106,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::unique_ptr<Stream> stream_;
   std::string client_id_;
   Mutex write_mutex_;  // one frame at a time on the stream, in correlation-id order
+  Bytes head_;         // the frame head being written (under write_mutex_): its buffer serves every request
   std::deque<CallPtr> pending_;
   int32_t next_correlation_id_ = 1;
   uint64_t requests_written_ = 0;

@@ -32,13 +32,13 @@ void log_close(Broker& broker, const std::string& peer, const std::string& why) 
   broker.env().log.info("closing the connection from {}: {}", peer, why);
 }
 
-// The size prefix and response header go in a small buffer and the body is sent from where the handler built it:
-// a fetch body is megabytes of records, copied once already.
-Status send_response(Stream& stream, const protocol::RequestHeader& header, const Bytes& body) {
+// The size prefix and response header go in a small buffer (`head`, reused from one response to the next) and the
+// body is sent from where the handler built it: a fetch body is megabytes of records, copied once already.
+Status send_response(Stream& stream, const protocol::RequestHeader& header, const Bytes& body, Bytes& head) {
   if (body.size() > protocol::kMaxResponseBodyBytes) {  // no int32 size could frame it (handler.h encode_response)
     return invalid_argument(fmt::format("a {}-byte response does not fit in a frame", body.size()));
   }
-  Bytes head;
+  head.clear();
   const size_t begin = protocol::begin_frame(&head, protocol::kFrameHeadBytes);
   protocol::encode_response_header(header.api_key, header.api_version, header.correlation_id, &head);
   protocol::end_frame(&head, begin, body.size());
@@ -47,8 +47,10 @@ Status send_response(Stream& stream, const protocol::RequestHeader& header, cons
 }
 
 // Sends the outcome's response, if any. False when the connection must close.
-bool deliver(Stream& stream, const protocol::RequestHeader& header, const HandlerOutcome& outcome) {
-  if (outcome.response_body.has_value() && !send_response(stream, header, *outcome.response_body).ok()) return false;
+bool deliver(Stream& stream, const protocol::RequestHeader& header, const HandlerOutcome& outcome, Bytes& head) {
+  if (outcome.response_body.has_value() && !send_response(stream, header, *outcome.response_body, head).ok()) {
+    return false;
+  }
   return !outcome.close_connection;
 }
 
@@ -67,6 +69,9 @@ struct ResponseQueue {
   size_t unsent = 0;     // queued, or taken by the responder and not sent yet
   bool failed = false;   // the responder closed the connection
   WaitQueue drained;     // unsent reached 0, or failed
+  // The frame head of the response being sent. Responses go out one at a time: the reader sends one itself only
+  // when none is queued or being sent by the responder.
+  Bytes head;
   std::optional<FiberRef> responder;
 
   void wait_drained() {
@@ -91,7 +96,7 @@ void respond(Broker& broker, Stream& stream, const std::string& peer, const std:
         open = false;
       }
     }
-    if (open) open = deliver(stream, item->header, outcome);
+    if (open) open = deliver(stream, item->header, outcome, queue->head);
     if (!open) {
       queue->failed = true;
       queue->queued.close();
@@ -138,7 +143,8 @@ bool handle_frame(Broker& broker, Stream& stream, const std::string& peer, ByteV
   }
   if (queue->failed) return false;
   const bool ready = !outcome->complete;
-  if (ready && queue->unsent == 0) return deliver(stream, *header, *outcome);  // the common case: nothing queued
+  // The common case: nothing queued.
+  if (ready && queue->unsent == 0) return deliver(stream, *header, *outcome, queue->head);
   if (!queue->responder) {
     queue->responder = broker.env().scheduler.spawn(
         "conn.responder", [&broker, peer, queue] { respond(broker, *queue->stream, peer, queue); });
