@@ -1,4 +1,4 @@
-// CRC32C throughput (moved here from a "test" that only printed it): ISA-L's dispatched implementation, which the
+// CRC32C throughput (moved here from a "test" that only printed it): ISA-L's SSE4.2 implementation (crc32c.h), which the
 // broker uses for every batch it stores and serves, against the portable table-driven one and against memcpy of
 // the same buffer (the anchor: the cheapest pass over the bytes), measured in the same run. Never asserted; run it
 // by hand:  cmake --build build/release --target crc_bench && build/release/crc_bench

@@ -2,6 +2,11 @@
 
 #include <isa-l/crc.h>
 
+// ISA-L's SSE4.2 + PCLMULQDQ CRC32C, which its dispatcher (crc32_iscsi) picks on CPUs without AVX-512: exported by
+// libisal under this name (its multibinary variants keep their names), though isa-l/crc.h declares only the
+// dispatcher and the table-driven base.
+extern "C" unsigned int crc32_iscsi_01(unsigned char* buffer, int len, unsigned int init_crc);
+
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -52,12 +57,16 @@ uint32_t crc32c_extend_portable(uint32_t crc, ByteView data) {
 }
 
 uint32_t crc32c_extend(uint32_t crc, ByteView data) {
+  // The SSE4.2 code needs PCLMULQDQ too (x86-64 CPUs since 2010 have both); without them, ISA-L's own choice.
+  using Checksum = unsigned int (*)(unsigned char*, int, unsigned int);
+  static const Checksum checksum =
+      __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul") ? &crc32_iscsi_01 : &crc32_iscsi;
   // ISA-L keeps the raw register (no pre or post inversion) and takes an int length, so long inputs go in pieces.
   constexpr size_t kMaxPiece = size_t{1} << 30;
   uint32_t reg = ~crc;
   for (size_t done = 0; done < data.size();) {
     const size_t piece = std::min(kMaxPiece, data.size() - done);
-    reg = crc32_iscsi(const_cast<uint8_t*>(data.data() + done), static_cast<int>(piece), reg);
+    reg = checksum(const_cast<uint8_t*>(data.data() + done), static_cast<int>(piece), reg);
     done += piece;
   }
   return ~reg;

@@ -1,6 +1,7 @@
-// CRC32C (Castagnoli), the checksum of Kafka record batches. Computed by ISA-L (Debian's libisal), which picks the
-// fastest code the CPU runs (carry-less multiply folding with AVX-512 here, ~2x three interleaved SSE4.2 crc32
-// streams); checksumming each produced batch is a measurable share of the broker's CPU per GB.
+// CRC32C (Castagnoli), the checksum of Kafka record batches. Computed by ISA-L (Debian's libisal) with its SSE4.2
+// code (three interleaved crc32 streams joined by carry-less multiplies), not the AVX-512 code its dispatcher would
+// pick on this machine's Xeon: that one checksums a long buffer ~2x faster, but everything the process runs after
+// it got slower (with it, a simulated run took 17-22 % longer in all; bench/README.md, eighth round).
 #pragma once
 
 #include <cstdint>
