@@ -10,6 +10,7 @@ readonly DEFAULT_PACKAGES=(
   libgtest-dev libgmock-dev googletest libtomlplusplus-dev
   zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev libisal-dev
   libmimalloc-dev  # the sluice binary's allocator
+  libxxhash-dev  # the simulator's value digests (sim/history)
   clang libclang-rt-14-dev  # ci/fuzz.sh: clang++ with libFuzzer (the fuzz.request_decoders test)
   # python/: the module and its notebooks, for /usr/bin/python3 (PyPI is not reachable)
   python3-dev pybind11-dev python3-pybind11 python3-numpy python3-pytest

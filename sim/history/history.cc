@@ -1,14 +1,14 @@
 #include "sim/history/history.h"
 
 #include <algorithm>
-#include <array>
-#include <cstring>
 #include <vector>
 
 #include <fmt/format.h>
+// Inlined: a value of ~100 bytes takes a few dozen cycles, where a call into the library would add to it.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "core/base/assert.h"
-#include "core/base/fnv1a.h"
 #include "core/env/random.h"
 #include "sim/history/json.h"
 
@@ -46,69 +46,11 @@ void add_offsets(JsonObject& json, const std::map<TopicPartitionId, int64_t>& of
   json.add_raw("offsets", map.str());
 }
 
-// Stable forever (traces and replays compare digests across builds), then mixed.
-uint64_t stable_digest(ByteView bytes) {
-  const uint64_t digest = mix64(fnv1a64(bytes));
-  return digest == 0 ? 1 : digest;  // 0 means "tombstone"
-}
-
-// Values digested lately, so that a record read back (by the consumer, a group member, the final read) is not
-// hashed again: FNV-1a is a multiply per byte, each waiting for the one before (3 % of a simulated run). An entry is
-// found by a cheap hash and used only when it holds the same bytes, so the digest is the same either way.
-class RecentDigests {
- public:
-  static constexpr size_t kMaxBytes = 128;
-
-  uint64_t digest(ByteView bytes) {
-    SLUICE_ASSERT(bytes.size() <= kMaxBytes);
-    const uint64_t quick = quick_hash(bytes);
-    Entry& entry = entries_[quick & (kEntries - 1)];
-    if (entry.quick == quick && entry.size == bytes.size() &&
-        std::equal(bytes.begin(), bytes.end(), entry.bytes.begin())) {
-      return entry.digest;
-    }
-    entry.quick = quick;
-    entry.size = static_cast<uint8_t>(bytes.size());
-    std::copy(bytes.begin(), bytes.end(), entry.bytes.begin());
-    entry.digest = stable_digest(bytes);
-    return entry.digest;
-  }
-
- private:
-  static constexpr size_t kEntries = size_t{1} << 14;  // a few simulated seconds of the benchmark's records
-  struct Entry {
-    uint64_t quick = 0;
-    uint64_t digest = 0;
-    uint8_t size = 0;
-    std::array<uint8_t, kMaxBytes> bytes{};
-  };
-  static_assert(kMaxBytes <= UINT8_MAX);
-
-  // Eight bytes a step; only ever compared within this process.
-  static uint64_t quick_hash(ByteView bytes) {
-    uint64_t h = bytes.size();
-    size_t i = 0;
-    for (; i + 8 <= bytes.size(); i += 8) {
-      uint64_t word;
-      std::memcpy(&word, bytes.data() + i, 8);
-      h = (h ^ word) * 0x9e3779b97f4a7c15ULL;
-      h ^= h >> 29;
-    }
-    uint64_t tail = 0;
-    if (i < bytes.size()) std::memcpy(&tail, bytes.data() + i, bytes.size() - i);
-    return mix64(h ^ tail);
-  }
-
-  std::vector<Entry> entries_ = std::vector<Entry>(kEntries);
-};
-
 }  // namespace
 
 uint64_t digest_of(ByteView bytes) {
-  if (bytes.size() > RecentDigests::kMaxBytes) return stable_digest(bytes);
-  // One per thread: simulations run one to a thread, and the Python module may run several threads.
-  thread_local RecentDigests recent;
-  return recent.digest(bytes);
+  const uint64_t digest = XXH3_64bits(bytes.data(), bytes.size());
+  return digest == 0 ? 1 : digest;  // 0 means "tombstone"
 }
 
 std::string_view op_kind_name(OpKind kind) {

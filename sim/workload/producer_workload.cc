@@ -77,8 +77,7 @@ class ProducerWorkload final : public Workload {
       records.push_back(std::move(record));
       op.records.push_back(std::move(view));
     }
-    const int32_t partition = first_key ? static_cast<int32_t>(digest_of(as_bytes(*first_key)) % partitions)
-                                        : next_partition++ % partitions;
+    const int32_t partition = first_key ? partition_of_key(*first_key, partitions) : next_partition++ % partitions;
     op.tp = client::TopicPartitionId{spec_.topic, partition};
     const uint64_t id = ctx_.history.invoke(std::move(op), env.clock.now());
     ++sent_;

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "core/base/assert.h"
+#include "core/base/fnv1a.h"
+#include "core/env/random.h"
 #include "sim/workload/workload_internal.h"
 
 namespace sluice::sim {
@@ -59,6 +61,12 @@ Bytes make_value(const std::string& process, uint64_t n, int bytes, Random& rand
     if (digits % 2 != 0) value[at++] = static_cast<uint8_t>(kFiller[draw % kFillerBase]);
   }
   return value;
+}
+
+int32_t partition_of_key(std::string_view key, int32_t partitions) {
+  SLUICE_ASSERT(partitions > 0);
+  const uint64_t h = mix64(fnv1a64(key));
+  return static_cast<int32_t>((h == 0 ? 1 : h) % static_cast<uint64_t>(partitions));
 }
 
 int32_t partition_count(const WorkloadContext& ctx, const std::string& topic) {

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/client/client.h"
@@ -20,6 +21,9 @@ std::unique_ptr<Workload> make_admin_workload(const WorkloadSpec& spec, Workload
 
 // The topic's partition count as the scenario declares it. REQUIRES: the scenario declares the topic.
 int32_t partition_count(const WorkloadContext& ctx, const std::string& topic);
+// The partition a keyed batch goes to, in [0, partitions): from the key's FNV-1a, as every build has chosen it, so
+// that a seed's keys stay in their partitions when the value digests change (they moved to XXH3).
+int32_t partition_of_key(std::string_view key, int32_t partitions);
 // `base` +-25 %, drawn from the node's own stream: workloads do not march in lock step.
 Duration jittered(Duration base, Random& random);
 // What a fetch returned, as the history keeps it.
