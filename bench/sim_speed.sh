@@ -25,9 +25,9 @@ for round in $(seq 1 "${rounds}"); do
   done
 done
 # The system time is mostly the kernel mapping fresh pages of the heap, which the simulator takes in 2 MiB pages
-# (cli/simulator_heap.cc). On a guest whose balloon reports free memory to the host, the host takes free 2 MiB blocks
-# back, and each first touch of one costs the host a fault per 4 KiB: the kernel then holds 10-30 % of a run's CPU
-# (bench/README.md, seventh round; MIMALLOC_LARGE_OS_PAGES=0 maps small pages instead).
+# (cli/simulator_heap.cc) unless the guest's balloon reports free memory to the host: there the host takes free 2 MiB
+# blocks back, each first touch of one cost the host a fault per 4 KiB and the kernel 10-30 % of a run's CPU, so the
+# heap keeps small pages (bench/README.md, seventh and eighth rounds; MIMALLOC_LARGE_OS_PAGES=0 or 1 decides instead).
 awk '{user += $1; sys += $2}
      END {printf "cpu: %.2f s user, %.2f s system (%.0f %% in the kernel)\n", user, sys, 100 * sys / (user + sys)}' \
   "${cpu_file}"
