@@ -2,14 +2,14 @@
 
 #include <isa-l/crc.h>
 
+#include <algorithm>
+#include <array>
+#include <cstring>
+
 // ISA-L's SSE4.2 + PCLMULQDQ CRC32C, which its dispatcher (crc32_iscsi) picks on CPUs without AVX-512: exported by
 // libisal under this name (its multibinary variants keep their names), though isa-l/crc.h declares only the
 // dispatcher and the table-driven base.
 extern "C" unsigned int crc32_iscsi_01(unsigned char* buffer, int len, unsigned int init_crc);
-
-#include <algorithm>
-#include <array>
-#include <cstring>
 
 namespace sluice {
 namespace {

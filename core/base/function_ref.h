@@ -1,6 +1,6 @@
 // A non-owning reference to a callable, for a callback used only during the call that receives it (C++26's
-// std::function_ref): unlike std::function it never allocates (a lambda capturing more than two pointers makes
-// std::function allocate at every call) and calls through one plain function pointer.
+// std::function_ref): unlike std::function it never allocates (a std::function made of a lambda that captures
+// more than two pointers allocates each time one is made) and calls through one plain function pointer.
 #pragma once
 
 #include <functional>

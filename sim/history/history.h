@@ -25,8 +25,8 @@ using client::Outcome;
 using client::TopicPartitionId;
 
 // A value's digest as histories and traces hold it: XXH3's 64 bits of its bytes (1 for a 0, which means a
-// tombstone). Fixed, so that traces compare across builds; builds before 2026-12-07's tenth session took FNV-1a,
-// which cost 4 % of a simulated run's wall time (bench/README.md, eighth round).
+// tombstone). Fixed, so that traces compare across builds; builds before commit e30acd6 took FNV-1a, which cost 4 %
+// of a simulated run's wall time (bench/README.md, eighth round).
 uint64_t digest_of(ByteView bytes);
 
 enum class OpKind : uint8_t {
