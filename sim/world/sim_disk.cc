@@ -98,17 +98,9 @@ Result<InodeId> SimDisk::locate_dir(std::string_view path) const {
   return walk(parts, path);
 }
 
-SimInode& SimDisk::inode(InodeId id) {
-  const auto found = inodes_.find(id);
-  SLUICE_ASSERT(found != inodes_.end());
-  return found->second;
-}
+SimInode& SimDisk::inode(InodeId id) { return inodes_.at(id); }
 
-const SimInode& SimDisk::inode(InodeId id) const {
-  const auto found = inodes_.find(id);
-  SLUICE_ASSERT(found != inodes_.end());
-  return found->second;
-}
+const SimInode& SimDisk::inode(InodeId id) const { return inodes_.at(id); }
 
 SimInode& SimDisk::open_file(InodeId id) {
   SimInode& node = inode(id);
@@ -121,8 +113,7 @@ InodeId SimDisk::new_inode(bool is_dir) {
   const InodeId id = next_inode_++;
   SimInode node;
   node.is_dir = is_dir;
-  const bool inserted = inodes_.emplace(id, std::move(node)).second;
-  SLUICE_ASSERT(inserted);
+  inodes_.emplace(id, std::move(node));
   return id;
 }
 

@@ -420,13 +420,13 @@ size_t collect_garbage(SimInodeTable& table, SimRefs& refs) {
   while (!refs.walk_needed && !refs.unreferenced.empty()) {
     const InodeId id = refs.unreferenced.back();
     refs.unreferenced.pop_back();
-    const auto found = table.find(id);
-    if (found == table.end()) continue;  // listed twice, and gone already
-    const SimInode& node = found->second;
+    const SimInode* found = table.find(id);
+    if (found == nullptr) continue;  // listed twice, and gone already
+    const SimInode& node = *found;
     if (node.dir_refs > 0 || node.open_handles > 0) continue;  // referenced again, or open
     SLUICE_ASSERT(id != kRootInode);  // nothing references the root, so nothing drops it
     release_references(node, counter);
-    table.erase(found);
+    table.erase(id);
     ++dropped;
   }
   if (refs.walk_needed) dropped += collect_unreachable(table, refs);
