@@ -1,30 +1,20 @@
 #include "sim/world/sim_inode.h"
 
 #include <algorithm>
-#include <cstring>
 #include <set>
 #include <utility>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "core/base/assert.h"
 
 namespace sluice {
 namespace {
 
-uint64_t hash_bytes(uint64_t h, ByteView bytes) {
-  h = mix64(h ^ bytes.size());
-  size_t i = 0;
-  for (; i + 8 <= bytes.size(); i += 8) {
-    uint64_t word = 0;
-    std::memcpy(&word, bytes.data() + i, 8);
-    h = mix64(h ^ word);
-  }
-  if (i < bytes.size()) {
-    uint64_t tail = 0;
-    std::memcpy(&tail, bytes.data() + i, bytes.size() - i);
-    h = mix64(h ^ tail);
-  }
-  return h;
-}
+// XXH3 seeded with the hash so far: the trace hash folds every durable byte of every simulated disk at the end of a
+// run (megabytes), which a mix per 8-byte word made a chain of dependent multiplies.
+uint64_t hash_bytes(uint64_t h, ByteView bytes) { return XXH3_64bits_withSeed(bytes.data(), bytes.size(), h); }
 
 // Applies `op` to `entries`; with `refs`, counts the entries it replaces and adds.
 void apply_entry_op(SimEntries& entries, const SimEntryOp& op, SimRefCounter* refs) {
