@@ -49,10 +49,6 @@ Record materialize(const BatchHeader& header, const RecordView& view) {
 
 // --- building ---
 
-void write_be(uint8_t* p, uint64_t v, size_t bytes) {
-  for (size_t i = 0; i < bytes; ++i) p[bytes - 1 - i] = static_cast<uint8_t>(v >> (8 * i));
-}
-
 size_t nullable_size(const std::optional<Bytes>& bytes) {
   if (!bytes.has_value()) return 1;  // varint -1
   return varint_size(static_cast<int32_t>(bytes->size())) + bytes->size();
@@ -276,9 +272,9 @@ Result<std::optional<Bytes>> apply_topic_compression(ByteView batch, std::option
   constexpr uint16_t kCodecBits = 0x07;
   const uint16_t attributes = static_cast<uint16_t>((static_cast<uint16_t>(header.attributes) & ~kCodecBits) |
                                                     static_cast<uint16_t>(*target));
-  write_be(out.data() + kBatchLengthOffset, batch_length, 4);
-  write_be(out.data() + kAttributesOffset, attributes, 2);
-  write_be(out.data() + kBatchCrcOffset, compute_batch_crc(out), 4);
+  store_be<int32_t>(out.data() + kBatchLengthOffset, static_cast<int32_t>(batch_length));
+  store_be<uint16_t>(out.data() + kAttributesOffset, attributes);
+  store_be<uint32_t>(out.data() + kBatchCrcOffset, compute_batch_crc(out));
   return std::optional<Bytes>(std::move(out));
 }
 
