@@ -48,8 +48,7 @@ EventId SimWorld::schedule_at(Instant at, NodeId node, EventKind kind, std::func
   event.node = node;
   event.kind = kind;
   event.action = std::move(action);
-  heap_.push_back(HeapEntry{at, sequence, slot});
-  std::push_heap(heap_.begin(), heap_.end(), HeapAfter{});
+  heap_.push(HeapEntry::make(at, sequence, slot));
   ++live_events_;
   return event_id(slot, sequence);
 }
@@ -76,8 +75,7 @@ bool SimWorld::cancel(EventId id) {
   free_slot(static_cast<uint32_t>(slot));
   // Cancelled timers far in the future (session timeouts) would otherwise pile up in the heap until they surface.
   if (heap_.size() > 2 * live_events_ + kCompactAbove) {
-    std::erase_if(heap_, [this](const HeapEntry& e) { return !live(e); });
-    std::make_heap(heap_.begin(), heap_.end(), HeapAfter{});
+    heap_.erase_if([this](const HeapEntry& e) { return !live(e); });
     SLUICE_ASSERT(heap_.size() + waiting_entries() >= live_events_);
   }
   return true;
@@ -101,10 +99,9 @@ const SimWorld::HeapEntry* SimWorld::next_event() {
     resumed_.pop_front();
   }
   while (!heap_.empty()) {
-    const HeapEntry& top = heap_.front();
+    const HeapEntry& top = heap_.top();
     if (live(top)) return &top;
-    std::pop_heap(heap_.begin(), heap_.end(), HeapAfter{});  // cancelled: its slot is free or reused
-    heap_.pop_back();
+    heap_.pop();  // cancelled: its slot is free or reused
   }
   SLUICE_ASSERT(live_events_ == 0 || !paused_.empty());
   return nullptr;
@@ -132,7 +129,7 @@ void SimWorld::resume_node(NodeId node) {
   trace(0x4e5a'0000'0000ULL ^ node);
   // In the order they came due; they run now, before any event still in the heap (all of which are due later).
   std::ranges::stable_sort(waiting, [](const HeapEntry& a, const HeapEntry& b) {
-    return a.at != b.at ? a.at < b.at : a.sequence < b.sequence;
+    return a < b;
   });
   for (HeapEntry& entry : waiting) {
     if (!live(entry)) continue;
@@ -187,10 +184,9 @@ void SimWorld::run_next_event() {
   if (!resumed_.empty()) {
     resumed_.pop_front();
   } else {
-    std::pop_heap(heap_.begin(), heap_.end(), HeapAfter{});
-    heap_.pop_back();
+    heap_.pop();
   }
-  Slot& slot = slots_[entry.slot];
+  Slot& slot = slots_[entry.slot()];
   const NodeId node = slot.node;
   if (!paused_.empty() && node != kWorldNode) {
     const auto found = std::ranges::find(paused_, node, &std::pair<NodeId, std::vector<HeapEntry>>::first);
@@ -203,14 +199,14 @@ void SimWorld::run_next_event() {
   }
   const EventKind kind = slot.kind;
   std::function<void()> action = std::move(slot.action);
-  free_slot(entry.slot);
+  free_slot(entry.slot());
   SLUICE_ASSERT(entry.at >= now_);
   now_ = entry.at;
   ++events_run_;
   trace(static_cast<uint64_t>(now_.time_since_epoch().count()));
-  trace((entry.sequence << 8) ^ (static_cast<uint64_t>(node) << 40) ^ static_cast<uint64_t>(kind));
+  trace((entry.sequence() << 8) ^ (static_cast<uint64_t>(node) << 40) ^ static_cast<uint64_t>(kind));
   action();
-  if (event_observer_) event_observer_(entry.at, entry.sequence, node, kind, trace_hash_);
+  if (event_observer_) event_observer_(entry.at, entry.sequence(), node, kind, trace_hash_);
 }
 
 bool SimWorld::step() {

@@ -15,6 +15,7 @@
 #include "core/base/assert.h"
 #include "core/env/clock.h"
 #include "core/env/random.h"
+#include "sim/world/event_heap.h"
 
 namespace sluice {
 
@@ -90,19 +91,10 @@ class SimWorld {
   size_t pending_events() const { return live_events_; }
 
  private:
-  // The queue is a binary min-heap of (time, sequence) over slots that hold the events: the same order as a sorted
-  // map, without a tree node per event. A cancelled event's slot is freed at once and its heap entry skipped when
+  // The queue is a min-heap of (time, sequence) over slots that hold the events (event_heap.h): the same order as a
+  // sorted map, without a tree node per event. A cancelled event's slot is freed at once and its heap entry skipped when
   // it surfaces (its slot then holds another sequence, or none).
-  struct HeapEntry {
-    Instant at;
-    uint64_t sequence;
-    uint32_t slot;
-  };
-  struct HeapAfter {  // std::*_heap keep the greatest on top; this puts the earliest there
-    bool operator()(const HeapEntry& a, const HeapEntry& b) const {
-      return a.at != b.at ? a.at > b.at : a.sequence > b.sequence;
-    }
-  };
+  using HeapEntry = EventHeap::Entry;
   struct Slot {
     uint64_t sequence = 0;  // 0: free
     NodeId node = kWorldNode;
@@ -111,6 +103,7 @@ class SimWorld {
   };
   // An EventId names its slot and sequence, so cancel finds the slot without a map.
   static constexpr int kSlotShift = 40;
+  static_assert(64 - kSlotShift == EventHeap::kSlotBits, "an EventId and a heap entry hold the same slots");
   static EventId event_id(uint32_t slot, uint64_t sequence) {
     return (static_cast<uint64_t>(slot) << kSlotShift) | sequence;
   }
@@ -121,13 +114,13 @@ class SimWorld {
   // resumed node kept waiting come first (resumed_).
   const HeapEntry* next_event();
   void free_slot(uint32_t slot);
-  bool live(const HeapEntry& entry) const { return slots_[entry.slot].sequence == entry.sequence; }
+  bool live(const HeapEntry& entry) const { return slots_[entry.slot()].sequence == entry.sequence(); }
   size_t waiting_entries() const;
 
   uint64_t seed_;
   Instant now_{};
   uint64_t next_sequence_ = 1;
-  std::vector<HeapEntry> heap_;
+  EventHeap heap_;
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_slots_;
   size_t live_events_ = 0;
