@@ -28,7 +28,7 @@ constexpr uint64_t kPruneEvery = 256;
 
 // A world event that does nothing once the SimNetwork that scheduled it is gone.
 template <typename F>
-std::function<void()> guarded(const std::shared_ptr<const bool>& alive, F action) {
+auto guarded(const std::shared_ptr<const bool>& alive, F action) {
   return [alive = std::weak_ptr<const bool>(alive), action = std::move(action)] {
     if (!alive.expired()) action();
   };

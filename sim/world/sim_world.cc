@@ -28,8 +28,8 @@ SimWorld::SimWorld(uint64_t seed)
 
 uint64_t SimWorld::node_seed(NodeId node) const { return Random(seed_).fork(kNodeStreamBase + node).seed(); }
 
-EventId SimWorld::schedule_at(Instant at, NodeId node, EventKind kind, std::function<void()> action) {
-  SLUICE_ASSERT(action != nullptr);
+EventId SimWorld::schedule_at(Instant at, NodeId node, EventKind kind, EventAction action) {
+  SLUICE_ASSERT(action);
   if (at < now_) at = now_;
   const uint64_t sequence = next_sequence_++;
   SLUICE_ASSERT(sequence < (uint64_t{1} << kSlotShift));
@@ -53,7 +53,7 @@ EventId SimWorld::schedule_at(Instant at, NodeId node, EventKind kind, std::func
   return event_id(slot, sequence);
 }
 
-EventId SimWorld::schedule_after(Duration delay, NodeId node, EventKind kind, std::function<void()> action) {
+EventId SimWorld::schedule_after(Duration delay, NodeId node, EventKind kind, EventAction action) {
   SLUICE_ASSERT(delay.count() >= 0);
   return schedule_at(now_ + delay, node, kind, std::move(action));
 }
@@ -62,7 +62,7 @@ void SimWorld::free_slot(uint32_t slot) {
   Slot& event = slots_[slot];
   SLUICE_ASSERT(event.sequence != 0);
   event.sequence = 0;
-  event.action = nullptr;
+  event.action.reset();
   free_slots_.push_back(slot);
   SLUICE_ASSERT(live_events_ > 0);
   --live_events_;
@@ -198,7 +198,7 @@ void SimWorld::run_next_event() {
     }
   }
   const EventKind kind = slot.kind;
-  std::function<void()> action = std::move(slot.action);
+  EventAction action = std::move(slot.action);
   free_slot(entry.slot());
   SLUICE_ASSERT(entry.at >= now_);
   now_ = entry.at;

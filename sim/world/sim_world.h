@@ -15,6 +15,7 @@
 #include "core/base/assert.h"
 #include "core/env/clock.h"
 #include "core/env/random.h"
+#include "sim/world/event_action.h"
 #include "sim/world/event_heap.h"
 
 namespace sluice {
@@ -43,8 +44,8 @@ class SimWorld {
   Instant now() const { return now_; }
 
   // Runs `action` at virtual time `at` (not before now). Events at one time run in scheduling order.
-  EventId schedule_at(Instant at, NodeId node, EventKind kind, std::function<void()> action);
-  EventId schedule_after(Duration delay, NodeId node, EventKind kind, std::function<void()> action);
+  EventId schedule_at(Instant at, NodeId node, EventKind kind, EventAction action);
+  EventId schedule_after(Duration delay, NodeId node, EventKind kind, EventAction action);
   // True when the event was pending.
   bool cancel(EventId id);
   // Cancels every pending event of `node` (it crashed). Returns how many.
@@ -92,14 +93,14 @@ class SimWorld {
 
  private:
   // The queue is a min-heap of (time, sequence) over slots that hold the events (event_heap.h): the same order as a
-  // sorted map, without a tree node per event. A cancelled event's slot is freed at once and its heap entry skipped when
-  // it surfaces (its slot then holds another sequence, or none).
+  // sorted map, without a tree node per event. A cancelled event's slot is freed at once and its heap entry skipped
+  // when it surfaces (its slot then holds another sequence, or none).
   using HeapEntry = EventHeap::Entry;
   struct Slot {
     uint64_t sequence = 0;  // 0: free
     NodeId node = kWorldNode;
     EventKind kind = EventKind::kTimer;
-    std::function<void()> action;
+    EventAction action;
   };
   // An EventId names its slot and sequence, so cancel finds the slot without a map.
   static constexpr int kSlotShift = 40;
