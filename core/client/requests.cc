@@ -149,9 +149,8 @@ FetchRequest fetch_request(const TopicPartitionId& tp, int64_t offset, const Fet
 
 Status decode_fetched_records(ByteView records, int64_t offset, std::vector<FetchedRecord>* out,
                               int64_t* next_offset) {
-  size_t consumed = 0;
-  SLUICE_ASSIGN_OR_RETURN(std::vector<storage::BatchSpan> spans, storage::split_batches(records, &consumed));
-  for (const storage::BatchSpan& span : spans) {
+  // Batch by batch, without a vector of them (storage::for_each_batch walks as split_batches does).
+  return storage::for_each_batch(records, nullptr, [&](const storage::BatchSpan& span) -> Status {
     const storage::BatchHeader& header = span.header;
     const ByteView batch = records.subspan(span.position, header.size_bytes());
     if (!storage::batch_crc_ok(batch, header)) {
@@ -160,7 +159,7 @@ Status decode_fetched_records(ByteView records, int64_t offset, std::vector<Fetc
     if (next_offset != nullptr && header.last_offset() >= offset) {
       *next_offset = std::max(*next_offset, header.last_offset() + 1);
     }
-    if (header.control() || header.last_offset() < offset) continue;
+    if (header.control() || header.last_offset() < offset) return Status();
     // Straight into the answer, without a storage::Record (headers and all) per record first.
     const size_t before = out->size();
     const Status decoded = storage::for_each_record(batch, header, [&](const storage::DecodedRecord& record) {
@@ -174,12 +173,9 @@ Status decode_fetched_records(ByteView records, int64_t offset, std::vector<Fetc
       if (record.key) fetched.key.emplace(record.key->begin(), record.key->end());
       if (record.value) fetched.value.emplace(record.value->begin(), record.value->end());
     });
-    if (!decoded.ok()) {
-      out->resize(before);  // none of a batch that does not decode whole
-      return decoded;
-    }
-  }
-  return Status();
+    if (!decoded.ok()) out->resize(before);  // none of a batch that does not decode whole
+    return decoded;
+  });
 }
 
 void detail::own_records(FetchResponse& response) {

@@ -136,9 +136,12 @@ Result<PartitionRead> Partition::read_up_to_high_watermark(int64_t offset, size_
   }
   SLUICE_VERIFY(([&] {
     if (out.data.records.empty()) return true;
-    size_t consumed = 0;
-    Result<std::vector<storage::BatchSpan>> spans = storage::split_batches(out.data.records, &consumed);
-    return spans.ok() && (spans->empty() || spans->back().header.last_offset() < out.data.high_watermark);
+    int64_t last = -1;
+    const Status walked = storage::for_each_batch(out.data.records, nullptr, [&](const storage::BatchSpan& span) {
+      last = span.header.last_offset();
+      return Status();
+    });
+    return walked.ok() && last < out.data.high_watermark;
   }()));
   return out;
 }

@@ -122,11 +122,7 @@ ByteView with_create_time_max_timestamp(ByteView batch, int64_t records_max_time
   return ByteView(*storage);
 }
 
-Result<std::vector<BatchSpan>> split_batches(ByteView buffer, size_t* consumed) {
-  std::vector<BatchSpan> spans;
-  // One allocation for the few batches a read usually holds, rather than growing 1, 2, 4, ...
-  constexpr size_t kFirstReserve = 16;
-  spans.reserve(std::min(buffer.size() / kBatchHeaderBytes, kFirstReserve));
+Status for_each_batch(ByteView buffer, size_t* consumed, FunctionRef<Status(const BatchSpan&)> visit) {
   size_t position = 0;
   while (buffer.size() - position >= kBatchHeaderBytes) {
     Result<BatchHeader> header = parse_batch_header(buffer.subspan(position));
@@ -135,10 +131,26 @@ Result<std::vector<BatchSpan>> split_batches(ByteView buffer, size_t* consumed) 
       return std::move(header).take_status();
     }
     if (header->size_bytes() > buffer.size() - position) break;  // incomplete: the caller decides
-    spans.push_back(BatchSpan{*header, position});
+    const Status visited = visit(BatchSpan{*header, position});
     position += header->size_bytes();
+    if (!visited.ok()) {
+      if (consumed != nullptr) *consumed = position;
+      return visited;
+    }
   }
   if (consumed != nullptr) *consumed = position;
+  return Status();
+}
+
+Result<std::vector<BatchSpan>> split_batches(ByteView buffer, size_t* consumed) {
+  std::vector<BatchSpan> spans;
+  // One allocation for the few batches a read usually holds, rather than growing 1, 2, 4, ...
+  constexpr size_t kFirstReserve = 16;
+  spans.reserve(std::min(buffer.size() / kBatchHeaderBytes, kFirstReserve));
+  SLUICE_TRY(for_each_batch(buffer, consumed, [&](const BatchSpan& span) {
+    spans.push_back(span);
+    return Status();
+  }));
   return spans;
 }
 

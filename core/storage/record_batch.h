@@ -166,6 +166,9 @@ struct BatchSpan {
   size_t position = 0;  // of the batch within the buffer
 };
 Result<std::vector<BatchSpan>> split_batches(ByteView buffer, size_t* consumed);
+// The same walk without the vector: calls `visit` with each whole batch in order. A visit that fails stops the walk
+// and is its result (`consumed` then counts the batch it failed on).
+Status for_each_batch(ByteView buffer, size_t* consumed, FunctionRef<Status(const BatchSpan&)> visit);
 
 // What a produce request's batches must satisfy before anything is stored (kafka-protocol.md §3). On failure the
 // Status carries the Kafka error (core/protocol/error_codes.h): CORRUPT_MESSAGE for a bad CRC or size,

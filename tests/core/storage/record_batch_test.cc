@@ -189,6 +189,56 @@ TEST(RecordBatch, SetsOffsetsAndEpochInPlace) {
   EXPECT_EQ(set_offsets_and_epoch(torn, 0, 1).status().code(), Code::kCorruption);
 }
 
+// for_each_batch walks as split_batches lists: the same spans in order, a torn tail left out, a bad header an error
+// with the whole batches before it consumed; a visit that fails stops the walk, counting the batch it failed on.
+TEST(RecordBatch, ForEachBatchVisitsWhatSplitBatchesLists) {
+  Bytes three;
+  for (int64_t base : {0, 5, 10}) {
+    Bytes batch = build_batch(sample_records(base, kT0)).value();
+    ASSERT_TRUE(set_offsets_and_epoch(batch, base, 1).ok());
+    three.insert(three.end(), batch.begin(), batch.end());
+  }
+  const Bytes torn(three.begin(), three.end() - 3);
+  for (const Bytes* buffer : {static_cast<const Bytes*>(&three), &torn}) {
+    size_t split_consumed = 0;
+    const std::vector<BatchSpan> spans = split_batches(*buffer, &split_consumed).value();
+    std::vector<BatchSpan> visited;
+    size_t consumed = 0;
+    ASSERT_TRUE(for_each_batch(*buffer, &consumed, [&](const BatchSpan& span) {
+      visited.push_back(span);
+      return Status();
+    }).ok());
+    EXPECT_EQ(consumed, split_consumed);
+    ASSERT_EQ(visited.size(), spans.size());
+    for (size_t i = 0; i < spans.size(); ++i) {
+      EXPECT_EQ(visited[i].position, spans[i].position);
+      EXPECT_EQ(visited[i].header.base_offset, spans[i].header.base_offset);
+    }
+  }
+  EXPECT_EQ(split_batches(torn, nullptr).value().size(), 2u);
+
+  int visits = 0;
+  size_t consumed = 0;
+  const Status stopped = for_each_batch(three, &consumed, [&](const BatchSpan& span) {
+    ++visits;
+    return span.header.base_offset == 5 ? corruption("stop here") : Status();
+  });
+  EXPECT_EQ(stopped.message(), "stop here");
+  EXPECT_EQ(visits, 2);
+  EXPECT_EQ(consumed, split_batches(three, nullptr).value()[2].position);
+
+  Bytes bad = three;
+  patch_be(&bad, split_batches(three, nullptr).value()[1].position + 8, static_cast<uint64_t>(-5), 4);  // length
+  visits = 0;
+  const Status failed = for_each_batch(bad, &consumed, [&](const BatchSpan&) {
+    ++visits;
+    return Status();
+  });
+  EXPECT_EQ(failed.code(), Code::kCorruption);
+  EXPECT_EQ(visits, 1);
+  EXPECT_EQ(consumed, split_batches(three, nullptr).value()[1].position);
+}
+
 // LogValidator's setMaxTimestamp: only max_timestamp, the timestamp-type bit and the CRC change; the records
 // section stays byte for byte (no recompression), and a header that already agrees is not copied at all.
 TEST(RecordBatch, CreateTimeMaxTimestampRewritesOnlyTheHeader) {
