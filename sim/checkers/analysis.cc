@@ -107,7 +107,7 @@ void Analysis::observe(const PartitionKey& key, const Operation& op, bool acknow
 void Analysis::index_ops() {
   key_by_op_.reserve(ctx_.history.ops().size());
   writes_.reserve(ctx_.history.ops().size());
-  write_by_digest_.reserve(ctx_.history.ops().size() / 2);  // about one produced record per two operations
+  write_by_digest_ = DigestMap<uint32_t>(ctx_.history.ops().size() / 4);  // grows past that
   for (const Operation& op : ctx_.history.ops()) {
     SLUICE_ASSERT(op.id == key_by_op_.size());
     key_by_op_.push_back(find_key_of(op));
@@ -124,7 +124,9 @@ void Analysis::index_ops() {
       const bool acknowledged = key && op.completed && op.outcome == Outcome::kOk;
       for (size_t i = 0; i < op.records.size(); ++i) {
         writes_.push_back(Write{&op, i});
-        if (!op.records[i].tombstone) write_by_digest_[op.records[i].value_digest] = writes_.size() - 1;
+        SLUICE_ASSERT(writes_.size() <= UINT32_MAX);
+        const auto index = static_cast<uint32_t>(writes_.size() - 1);
+        if (!op.records[i].tombstone) write_by_digest_.insert_or_assign(op.records[i].value_digest, index);
       }
       if (acknowledged) observe(*key, op, /*acknowledged_only=*/true);
       continue;
@@ -171,8 +173,8 @@ bool Analysis::deleted_after(const std::string& topic, int32_t partition, Instan
 }
 
 const Write* Analysis::write_of(uint64_t digest) const {
-  auto found = write_by_digest_.find(digest);
-  return found == write_by_digest_.end() ? nullptr : &writes_[found->second];
+  const uint32_t* found = write_by_digest_.find(digest);
+  return found == nullptr ? nullptr : &writes_[*found];
 }
 
 bool Analysis::power_loss_after(Instant t) const {

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <map>
-#include <unordered_map>
 #include <optional>
 #include <set>
 #include <span>
@@ -13,6 +12,7 @@
 
 #include "core/base/assert.h"
 #include "sim/checkers/check.h"
+#include "sim/checkers/digest_map.h"
 
 namespace sluice::sim {
 
@@ -174,7 +174,7 @@ class Analysis {
   static constexpr size_t kFirstKeys = 32;
   std::vector<const PartitionKey*> first_keys_;  // the first kFirstKeys of keys_, scanned before it
   std::vector<Write> writes_;
-  std::unordered_map<uint64_t, size_t> write_by_digest_;  // looked up only, never walked in order
+  DigestMap<uint32_t> write_by_digest_;  // index into writes_
   std::map<PartitionKey, ObservationsByOffset> observations_;
   std::map<PartitionKey, FinalRead> final_reads_;
   std::map<std::pair<std::string, int32_t>, std::vector<Instant>> deletions_;  // declared, by partition

@@ -9,7 +9,6 @@
 // drops an acks=0 produce instead of forwarding it is caught so).
 #include <fmt/format.h>
 
-#include <unordered_set>
 
 #include "sim/checkers/analysis.h"
 
@@ -38,7 +37,7 @@ class FinalReads {
   struct Partition {
     const TopicFacts* facts = nullptr;
     const FinalRead* read = nullptr;  // null: the partition was never read at the end (topic gone)
-    std::unordered_set<uint64_t> present;
+    DigestMap<bool> present;  // the digests the final read holds
   };
 
   explicit FinalReads(const Analysis& a) : a_(a) {}
@@ -51,8 +50,8 @@ class FinalReads {
     const auto read = a_.final_reads().find(*key);
     if (read != a_.final_reads().end()) {
       p.read = &read->second;
-      p.present.reserve(p.read->records.size());
-      for (const auto& [offset, record] : p.read->records) p.present.insert(record->value_digest);
+      p.present = DigestMap<bool>(p.read->records.size());
+      for (const auto& [offset, record] : p.read->records) p.present.try_emplace(record->value_digest, true);
     }
     return p;
   }
@@ -78,7 +77,7 @@ void check_lost_writes(const Analysis& a, CheckReport& report) {
     if (a.deleted_after(op.tp.topic, op.tp.partition, op.invoked_at)) continue;
     const TopicFacts* facts = partition.facts;
     const FinalRead& read = *partition.read;
-    if (partition.present.count(record.value_digest) != 0) {
+    if (partition.present.contains(record.value_digest)) {
       tally.count(op.acks, " acknowledged and present");
       continue;
     }
@@ -126,10 +125,10 @@ void check_lost_writes(const Analysis& a, CheckReport& report) {
 // retry after a lost answer may append twice (counted).
 void check_duplicates(const Analysis& a, CheckReport& report) {
   for (const auto& [key, read] : a.final_reads()) {
-    std::map<uint64_t, int64_t> first_offset;
+    DigestMap<int64_t> first_offset(read.records.size());
     for (const auto& [offset, record] : read.records) {
       if (record->tombstone) continue;
-      auto [it, inserted] = first_offset.emplace(record->value_digest, offset);
+      auto [first, inserted] = first_offset.try_emplace(record->value_digest, offset);
       if (inserted) continue;
       const Write* w = a.write_of(record->value_digest);
       if (w != nullptr && !w->op->idempotent) {
@@ -137,7 +136,7 @@ void check_duplicates(const Analysis& a, CheckReport& report) {
         continue;
       }
       report_violation(report, "duplicate",
-                       fmt::format("value {:016x} at offsets {} and {} of {}{}", record->value_digest, it->second,
+                       fmt::format("value {:016x} at offsets {} and {} of {}{}", record->value_digest, *first,
                                    offset, key.to_string(), w ? "; written by " + describe(*w->op) : ""));
     }
   }
