@@ -123,6 +123,7 @@ size_t SimFileImage::read(uint64_t offset, MutableByteView out) const {
 
 void SimFileImage::write(uint64_t offset, ByteView bytes) {
   SLUICE_ASSERT(!bytes.empty());
+  if (offset < durable_length_) copy_durable();  // synced bytes change in the page cache only
   const uint64_t size_before = data_.size();
   SimDataOp op{SimDataOp::Kind::kWrite, offset, Bytes(bytes.begin(), bytes.end())};
   apply_data_op(data_, op);
@@ -135,17 +136,43 @@ void SimFileImage::truncate(uint64_t new_size) {
   // Equal sizes make the truncate a no-op after every prefix that includes it, unless a failed sync has split
   // the page cache from the durable story.
   if (new_size == data_.size() && !diverged_) return;
+  if (new_size < durable_length_) copy_durable();
   SimDataOp op{SimDataOp::Kind::kTruncate, new_size, {}};
   apply_data_op(data_, op);
   SLUICE_ASSERT(data_.size() == new_size);
   unsynced_.push_back(std::move(op));
 }
 
+void SimFileImage::copy_durable() {
+  if (durable_copy_) return;
+  SLUICE_ASSERT(durable_length_ <= data_.size());
+  durable_copy_.emplace(data_.begin(), data_.begin() + static_cast<ptrdiff_t>(durable_length_));
+  durable_length_ = 0;  // unused while the copy is
+}
+
+void SimFileImage::commit_one(const SimDataOp& op) {
+  if (!durable_copy_) {
+    SLUICE_ASSERT(durable_length_ <= data_.size());
+    // A prefix still: the write appends to the durable image, and the page cache holds its bytes as written (no
+    // later write has overwritten them since).
+    const bool appends = op.kind == SimDataOp::Kind::kWrite && op.offset == durable_length_ &&
+                         op.end() <= data_.size() &&
+                         std::equal(op.data.begin(), op.data.end(), data_.begin() + static_cast<ptrdiff_t>(op.offset));
+    if (appends) {
+      durable_length_ = op.end();
+      return;
+    }
+    if (op.kind == SimDataOp::Kind::kTruncate && op.offset == durable_length_) return;  // to its own size
+    copy_durable();
+  }
+  apply_data_op(*durable_copy_, op);
+}
+
 void SimFileImage::commit(size_t count) {
   SLUICE_ASSERT(count <= unsynced_.size());
   for (size_t i = 0; i < count; ++i) {
     const SimDataOp& op = unsynced_.front();
-    apply_data_op(durable_, op);
+    commit_one(op);
     SLUICE_ASSERT(unsynced_bytes_ >= op.data.size());
     unsynced_bytes_ -= op.data.size();
     unsynced_.pop_front();
@@ -154,7 +181,11 @@ void SimFileImage::commit(size_t count) {
     SLUICE_ASSERT(unsynced_bytes_ == 0);
     // The byte-for-byte comparison is consistent(), checked at power loss: here it would make every sync
     // O(file size).
-    SLUICE_ASSERT(diverged_ || durable_.size() == data_.size());
+    SLUICE_ASSERT(diverged_ || durable_size() == data_.size());
+    if (durable_copy_ && !diverged_) {  // the images are equal again: one buffer serves both
+      durable_copy_.reset();
+      durable_length_ = data_.size();
+    }
   }
 }
 
@@ -188,18 +219,27 @@ SimTearReport SimFileImage::lose_power(Random& rng) {
     const SimDataOp& next = unsynced_.front();
     // A truncate is one metadata update: it happens whole or not at all, so it is simply lost here.
     report.torn = next.kind == SimDataOp::Kind::kWrite;
-    if (report.torn) report.garbage = apply_torn_write(durable_, next, rng);
+    if (report.torn) {
+      copy_durable();
+      report.garbage = apply_torn_write(*durable_copy_, next, rng);
+    }
     report.ops_lost = unsynced_.size() - (report.torn ? 1 : 0);
   }
   SLUICE_ASSERT(report.ops_kept + report.ops_lost + (report.torn ? 1 : 0) == count);
   unsynced_.clear();
   unsynced_bytes_ = 0;
   diverged_ = false;
-  data_ = durable_;
+  if (durable_copy_) {
+    data_ = std::move(*durable_copy_);
+    durable_copy_.reset();
+  } else {
+    data_.resize(durable_length_);
+  }
+  durable_length_ = data_.size();
   return report;
 }
 
-uint64_t SimFileImage::durable_hash() const { return hash_bytes(0x5eed, durable_); }
+uint64_t SimFileImage::durable_hash() const { return hash_bytes(0x5eed, durable()); }
 
 bool SimFileImage::consistent() const {
   uint64_t bytes = 0;
@@ -208,8 +248,10 @@ bool SimFileImage::consistent() const {
     bytes += op.data.size();
   }
   if (bytes != unsynced_bytes_) return false;
+  if (!durable_copy_ && durable_length_ > data_.size()) return false;
   if (diverged_) return true;
-  Bytes replay = durable_;
+  const ByteView durable_image = durable();
+  Bytes replay(durable_image.begin(), durable_image.end());
   for (const SimDataOp& op : unsynced_) apply_data_op(replay, op);
   return replay == data_;
 }

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,12 +49,19 @@ struct SimTearReport {
   bool garbage = false;  // that write left one sector of garbage behind its surviving prefix
 };
 
+// The durable image is kept as a prefix of the volatile one while it is one (the usual life of a file: appends,
+// then a sync): `durable_length_` bytes of data_, no copy. A change that makes the two differ below that length (an
+// overwrite or truncate of synced bytes, a commit of bytes a later write has overwritten since, a failed sync, a
+// power loss's tear) makes the durable image a buffer of its own, until a sync leaves nothing un-synced again. Both
+// forms give the same images: the copy cost a second buffer of every file and a copy of every byte written.
 class SimFileImage {
  public:
   uint64_t size() const { return data_.size(); }
-  uint64_t durable_size() const { return durable_.size(); }
-  const Bytes& data() const { return data_; }
-  const Bytes& durable() const { return durable_; }
+  uint64_t durable_size() const { return durable_copy_ ? durable_copy_->size() : durable_length_; }
+  ByteView data() const { return data_; }
+  ByteView durable() const {
+    return durable_copy_ ? ByteView(*durable_copy_) : ByteView(data_).first(durable_length_);
+  }
   const std::deque<SimDataOp>& unsynced() const { return unsynced_; }
   uint64_t unsynced_bytes() const { return unsynced_bytes_; }
   // True after a failed sync: the page cache holds writes that will never reach the disk.
@@ -79,10 +87,18 @@ class SimFileImage {
   uint64_t durable_hash() const;
   // O(size): the volatile image is the durable one plus the un-synced operations (unless diverged).
   bool consistent() const;
+  // Whether the durable image is a buffer of its own (for tests: both forms must give the same images).
+  bool durable_copied() const { return durable_copy_.has_value(); }
 
  private:
-  Bytes durable_;
+  // The durable image becomes a buffer of its own (a no-op when it is one).
+  void copy_durable();
+  // Applies the oldest un-synced operation to the durable image.
+  void commit_one(const SimDataOp& op);
+
   Bytes data_;
+  uint64_t durable_length_ = 0;        // without durable_copy_: the durable image is data_'s first bytes
+  std::optional<Bytes> durable_copy_;  // the durable image, when it is not a prefix of data_
   std::deque<SimDataOp> unsynced_;
   uint64_t unsynced_bytes_ = 0;  // sum of the un-synced writes' lengths
   bool diverged_ = false;
