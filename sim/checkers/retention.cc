@@ -32,13 +32,12 @@ struct LogStartSeen {
 std::map<PartitionKey, std::vector<LogStartSeen>> log_starts(const Analysis& a, const TopicFacts& facts) {
   std::map<PartitionKey, std::vector<LogStartSeen>> seen;
   for (const Operation& op : a.ctx().history.ops()) {
-    if (op.tp.topic != facts.name || op.tp.partition < 0 || op.tp.partition >= facts.partitions || !op.completed) {
-      continue;
-    }
+    if (!op.completed) continue;
     const bool fetch = (op.kind == OpKind::kFetch || op.kind == OpKind::kFinalRead) && op.log_start_offset >= 0;
     const bool earliest = op.kind == OpKind::kListOffsets && op.outcome == Outcome::kOk &&
                           op.offset == client::kEarliestTimestamp;
     if (!fetch && !earliest) continue;
+    if (op.tp.topic != facts.name || op.tp.partition < 0 || op.tp.partition >= facts.partitions) continue;
     const PartitionKey* key = a.key_of(op);
     if (!key) continue;
     seen[*key].push_back({earliest ? op.result_offset : op.log_start_offset, op.completed_at, &op});
@@ -50,9 +49,10 @@ void check_never_evicts_unexpired(const Analysis& a, const TopicFacts& facts, Ch
   // (offset, write): sorted without a walk from each write to its record per comparison.
   std::map<PartitionKey, std::vector<std::pair<int64_t, const Write*>>> writes_by_key;
   for (const Write& w : a.writes()) {
+    if (!w.acked()) continue;
     const TopicPartitionId& tp = w.op->tp;
     if (tp.topic != facts.name || tp.partition < 0 || tp.partition >= facts.partitions) continue;
-    if (!w.acked() || w.offset() < 0) continue;
+    if (w.offset() < 0) continue;
     if (const PartitionKey* key = a.key_of(*w.op)) writes_by_key[*key].emplace_back(w.offset(), &w);
   }
   const std::map<PartitionKey, std::vector<LogStartSeen>> starts = log_starts(a, facts);
@@ -92,7 +92,7 @@ using PrefixMaxTimestamps = std::map<PartitionKey, std::vector<std::pair<int64_t
 PrefixMaxTimestamps prefix_max_timestamps(const Analysis& a, const TopicFacts& facts) {
   PrefixMaxTimestamps by_offset;
   for (const Write& w : a.writes()) {
-    if (w.op->tp.topic != facts.name || !w.acked() || w.offset() < 0) continue;
+    if (!w.acked() || w.op->tp.topic != facts.name || w.offset() < 0) continue;
     const PartitionKey* key = a.key_of(*w.op);
     if (!key) continue;
     by_offset[*key].emplace_back(w.offset(), w.record().batch_max_timestamp_ms);

@@ -113,8 +113,13 @@ uint64_t History::digest() const {
   // a chain of dependent multiplies (a hundred thousand operations at the end of a benchmark run).
   XXH3_state_t state{};  // zeroed first: GCC cannot see that the reset below sets every field it reads
   XXH3_64bits_reset_withSeed(&state, 0x4157'0000'0000ULL);
+  // Words go to XXH3 a few kilobytes at a time (the stream's hash does not depend on how it is cut): an update per
+  // operation cost more than the hashing.
+  constexpr size_t kFlushWords = 512;
   std::vector<uint64_t> words;
-  auto flush = [&] {
+  words.reserve(2 * kFlushWords);
+  auto flush = [&](bool all) {
+    if (words.size() < kFlushWords && !all) return;
     XXH3_64bits_update(&state, words.data(), words.size() * sizeof(uint64_t));
     words.clear();
   };
@@ -131,20 +136,21 @@ uint64_t History::digest() const {
     for (const auto& [tp, offset] : o.details().offsets) {
       word(static_cast<uint64_t>(offset) ^ digest_of(as_bytes(tp.topic)));
     }
-    flush();
+    flush(false);
   }
   for (const WorldEvent& e : events_) {
     word(e.kind);
     word(e.at.time_since_epoch().count());
     word(digest_of(as_bytes(e.node)));
     word(digest_of(as_bytes(e.text)));
-    flush();
+    flush(false);
   }
   for (const TimedEffect& e : effects_) {
     word(e.effect.kind);
     word(static_cast<uint64_t>(e.effect.from) ^ (static_cast<uint64_t>(e.effect.to) << 20));
-    flush();
+    flush(false);
   }
+  flush(true);
   return XXH3_64bits_digest(&state);
 }
 
