@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "core/base/assert.h"
+
 namespace sluice {
 
 std::string Address::to_string() const {
@@ -49,5 +51,10 @@ Status read_exact(Stream& stream, MutableByteView out) {
 }
 
 Status Stream::write_all_gathered(std::span<const ByteView> parts) { return write_all(concat(parts)); }
+
+Status Stream::write_owned(Bytes frame, size_t from) {
+  SLUICE_ASSERT(from <= frame.size());
+  return write_all(ByteView(frame).subspan(from));
+}
 
 }  // namespace sluice

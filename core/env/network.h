@@ -40,6 +40,9 @@ class Stream {
   // the kernel in one call (no copy into a joined buffer: a response header and its multi-MiB fetch body); this
   // default joins them, so a simulated stream sees the same single write.
   virtual Status write_all_gathered(std::span<const ByteView> parts);
+  // Writes `frame` from byte `from` on, as write_all of that part would, taking the buffer: a simulated stream
+  // hands it to the network as it is (no joined copy); this default writes the part.
+  virtual Status write_owned(Bytes frame, size_t from);
   // A hint for the reads that follow: acknowledge what arrives at once rather than waiting to piggyback the
   // acknowledgement on the next write. Worth it while answers are held back (a produce waiting for its sync): a
   // client with Nagle's algorithm on (librdkafka's default) sends its next small request only once the last one

@@ -32,23 +32,29 @@ void log_close(Broker& broker, const std::string& peer, const std::string& why) 
   broker.env().log.info("closing the connection from {}: {}", peer, why);
 }
 
-// The size prefix and response header go in a small buffer (`head`, reused from one response to the next) and the
-// body is sent from where the handler built it: a fetch body is megabytes of records, copied once already.
-Status send_response(Stream& stream, const protocol::RequestHeader& header, const Bytes& body, Bytes& head) {
-  if (body.size() > protocol::kMaxResponseBodyBytes) {  // no int32 size could frame it (handler.h encode_response)
-    return invalid_argument(fmt::format("a {}-byte response does not fit in a frame", body.size()));
+// The size prefix and response header are built in a small buffer (`head`, reused from one response to the next)
+// and copied into the room before the body (HandlerOutcome), so that the frame goes out as one buffer, taken by the
+// stream: a simulated stream makes it the network's chunk without a joined copy.
+Status send_response(Stream& stream, const protocol::RequestHeader& header, Bytes framed, Bytes& head) {
+  SLUICE_ASSERT(framed.size() >= protocol::kResponseHeadRoom);
+  const size_t body_bytes = framed.size() - protocol::kResponseHeadRoom;
+  if (body_bytes > protocol::kMaxResponseBodyBytes) {  // no int32 size could frame it (handler.h encode_response)
+    return invalid_argument(fmt::format("a {}-byte response does not fit in a frame", body_bytes));
   }
   head.clear();
   const size_t begin = protocol::begin_frame(&head, protocol::kFrameHeadBytes);
   protocol::encode_response_header(header.api_key, header.api_version, header.correlation_id, &head);
-  protocol::end_frame(&head, begin, body.size());
-  const std::array<ByteView, 2> parts{ByteView(head), ByteView(body)};
-  return stream.write_all_gathered(parts);
+  protocol::end_frame(&head, begin, body_bytes);
+  SLUICE_ASSERT(head.size() <= protocol::kResponseHeadRoom);
+  const size_t from = protocol::kResponseHeadRoom - head.size();
+  std::copy(head.begin(), head.end(), framed.begin() + static_cast<std::ptrdiff_t>(from));
+  return stream.write_owned(std::move(framed), from);
 }
 
-// Sends the outcome's response, if any. False when the connection must close.
-bool deliver(Stream& stream, const protocol::RequestHeader& header, const HandlerOutcome& outcome, Bytes& head) {
-  if (outcome.response_body.has_value() && !send_response(stream, header, *outcome.response_body, head).ok()) {
+// Sends the outcome's response, if any (taking its body). False when the connection must close.
+bool deliver(Stream& stream, const protocol::RequestHeader& header, HandlerOutcome& outcome, Bytes& head) {
+  if (outcome.response_body.has_value() &&
+      !send_response(stream, header, std::move(*outcome.response_body), head).ok()) {
     return false;
   }
   return !outcome.close_connection;

@@ -29,7 +29,9 @@ struct RequestContext {
 };
 
 struct HandlerOutcome {
-  std::optional<Bytes> response_body;  // nullopt: send nothing (acks=0)
+  // The encoded body behind protocol::kResponseHeadRoom bytes of room for its frame head (encode_response builds it
+  // so); nullopt: send nothing (acks=0).
+  std::optional<Bytes> response_body;
   bool close_connection = false;       // after sending the response, if any (acks=0 produce errors)
   // When set, the answer is not ready yet (a produce waiting for its `persisted` records' sync): the connection
   // reads and handles the next requests meanwhile, then calls this, which may suspend, and sends what it returns,
@@ -61,12 +63,13 @@ Result<Req> decode_request(RequestContext& ctx, ByteView body) {
 // kMaxResponseBodyBytes), or BrokerConfig::max_response_bytes when that is lower (tests lower it).
 size_t max_response_bytes(const RequestContext& ctx);
 
-// Encodes a response body at `version`. One that would not fit in a frame fails before it is built past the limit
-// (the connection then closes, logged), as no frame could carry it: never an assertion, never a wrapped size.
+// Encodes a response body at `version`, behind protocol::kResponseHeadRoom bytes of room (HandlerOutcome). One that
+// would not fit in a frame fails before it is built past the limit (the connection then closes, logged), as no frame
+// could carry it: never an assertion, never a wrapped size.
 template <protocol::ApiMessage Resp>
 Result<Bytes> encode_response(const Resp& response, int16_t version, size_t max_bytes) {
-  Bytes out;
-  SLUICE_TRY(protocol::encode_message(response, version, &out, max_bytes));
+  Bytes out(protocol::kResponseHeadRoom);
+  SLUICE_TRY(protocol::encode_message(response, version, &out, max_bytes + protocol::kResponseHeadRoom));
   return out;
 }
 

@@ -75,6 +75,17 @@ Status WatchedStream::write_all_gathered(std::span<const ByteView> parts) {
   return Status();
 }
 
+Status WatchedStream::write_owned(Bytes frame, size_t from) {
+  SLUICE_ASSERT(from <= frame.size());
+  if (frame.size() - from > kWriteChunkBytes) {
+    const ByteView part = ByteView(frame).subspan(from);
+    return write_all_gathered(std::span<const ByteView>(&part, 1));  // in chunks, each noted
+  }
+  SLUICE_TRY(inner_.write_owned(std::move(frame), from));
+  last_activity_ = clock_.now();
+  return Status();
+}
+
 Instant WatchedStream::deadline() const {
   Instant due = Instant::max();
   if (idle_) due = last_activity_ + *idle_;

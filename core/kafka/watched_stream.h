@@ -37,6 +37,7 @@ class WatchedStream final : public Stream {
   Result<size_t> read_some(MutableByteView out) override;
   Status write_all(ByteView data) override;
   Status write_all_gathered(std::span<const ByteView> parts) override;
+  Status write_owned(Bytes frame, size_t from) override;
   void set_prompt_acks(bool on) override { inner_.set_prompt_acks(on); }
   void close() override { inner_.close(); }
   Address peer() const override { return inner_.peer(); }

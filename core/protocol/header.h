@@ -27,6 +27,9 @@ inline constexpr size_t kFrameSizeBytes = 4;
 // and an empty tagged-field block), so a response body may take up to this many.
 inline constexpr size_t kMaxResponseHeaderBytes = 5;
 inline constexpr size_t kMaxResponseBodyBytes = static_cast<size_t>(INT32_MAX) - kMaxResponseHeaderBytes;
+// The room a broker builds a response body behind, so that its frame head (size and header) goes in front of it
+// in the same buffer rather than a joined copy.
+inline constexpr size_t kResponseHeadRoom = kFrameSizeBytes + kMaxResponseHeaderBytes;
 
 struct RequestHeader {
   ApiKey api_key = ApiKey::kApiVersions;

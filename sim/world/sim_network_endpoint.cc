@@ -38,6 +38,13 @@ class SimStream final : public Stream {
   Status write_all_gathered(std::span<const ByteView> parts) override {
     return network_.stream_write_owned(conn_, side_, concat(parts));
   }
+  // A broker's response, built behind room for its frame head: the buffer is the chunk (moved down when the head
+  // took less than all the room).
+  Status write_owned(Bytes frame, size_t from) override {
+    SLUICE_ASSERT(from <= frame.size());
+    frame.erase(frame.begin(), frame.begin() + static_cast<std::ptrdiff_t>(from));
+    return network_.stream_write_owned(conn_, side_, std::move(frame));
+  }
   void close() override { network_.stream_close(conn_, side_); }
   Address peer() const override { return conn_->side(1 - side_).local; }
   Address local() const override { return conn_->side(side_).local; }
