@@ -63,12 +63,16 @@ Result<Req> decode_request(RequestContext& ctx, ByteView body) {
 // kMaxResponseBodyBytes), or BrokerConfig::max_response_bytes when that is lower (tests lower it).
 size_t max_response_bytes(const RequestContext& ctx);
 
+inline constexpr size_t kTypicalResponseBytes = 512;
+
 // Encodes a response body at `version`, behind protocol::kResponseHeadRoom bytes of room (HandlerOutcome). One that
 // would not fit in a frame fails before it is built past the limit (the connection then closes, logged), as no frame
 // could carry it: never an assertion, never a wrapped size.
 template <protocol::ApiMessage Resp>
 Result<Bytes> encode_response(const Resp& response, int16_t version, size_t max_bytes) {
-  Bytes out(protocol::kResponseHeadRoom);
+  Bytes out;
+  out.reserve(kTypicalResponseBytes);  // one allocation for most answers, rather than the room's and then the body's
+  out.resize(protocol::kResponseHeadRoom);
   SLUICE_TRY(protocol::encode_message(response, version, &out, max_bytes + protocol::kResponseHeadRoom));
   return out;
 }
