@@ -156,8 +156,9 @@ Status Partition::check_not_removed() const {
 // whose topic asks for more; Sluice keeps the topic's number on purpose (issue 19): acks=all never acknowledges
 // fewer copies than the topic asks for.
 Status Partition::check_in_sync_replicas(Acks acks) const {
+  if (acks != Acks::kAll) return Status();  // min.insync.replicas binds acks=all only
   const size_t in_sync = in_sync_replicas().size();
-  if (acks != Acks::kAll || config_.min_insync_replicas <= static_cast<int64_t>(in_sync)) return Status();
+  if (config_.min_insync_replicas <= static_cast<int64_t>(in_sync)) return Status();
   return kafka_error(ErrorCode::kNotEnoughReplicas,
                      fmt::format("partition {} has {} in-sync replica(s); min.insync.replicas is {}", tp_.to_string(),
                                  in_sync, config_.min_insync_replicas));
