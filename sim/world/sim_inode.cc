@@ -182,10 +182,8 @@ void SimFileImage::commit(size_t count) {
     // The byte-for-byte comparison is consistent(), checked at power loss: here it would make every sync
     // O(file size).
     SLUICE_ASSERT(diverged_ || durable_size() == data_.size());
-    if (durable_copy_ && !diverged_) {  // the images are equal again: one buffer serves both
-      durable_copy_.reset();
-      durable_length_ = data_.size();
-    }
+    // A copy stays, although the images are equal again: a file written in place (an index preallocated, then
+    // filled) would otherwise be copied whole at each sync. Until a power loss, it is the two buffers of before.
   }
 }
 

@@ -51,9 +51,10 @@ struct SimTearReport {
 
 // The durable image is kept as a prefix of the volatile one while it is one (the usual life of a file: appends,
 // then a sync): `durable_length_` bytes of data_, no copy. A change that makes the two differ below that length (an
-// overwrite or truncate of synced bytes, a commit of bytes a later write has overwritten since, a failed sync, a
-// power loss's tear) makes the durable image a buffer of its own, until a sync leaves nothing un-synced again. Both
-// forms give the same images: the copy cost a second buffer of every file and a copy of every byte written.
+// overwrite or truncate of synced bytes, a commit of bytes a later write has overwritten since, a power loss's
+// tear) makes the durable image a buffer of its own, kept up to date by each commit from then on (a file written in
+// place would otherwise be copied whole at every sync) until a power loss makes the two images one again. Both forms
+// give the same images; the copy of every file cost a second buffer and a copy of every byte written.
 class SimFileImage {
  public:
   uint64_t size() const { return data_.size(); }
