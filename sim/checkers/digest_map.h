@@ -20,7 +20,7 @@ class DigestMap {
   // Adds `digest` -> `value` unless the digest is there already. Returns its value and whether it was added.
   std::pair<V*, bool> try_emplace(uint64_t digest, V value) {
     if (2 * (size_ + 1) > slots_.size()) rehash(2 * slots_.size());
-    Slot& slot = probe(digest);
+    Slot& slot = slots_[slot_of(digest)];
     if (slot.used) return {&slot.value, false};
     slot = Slot{digest, std::move(value), true};
     ++size_;
@@ -31,7 +31,7 @@ class DigestMap {
     if (!added) *held = std::move(value);
   }
   const V* find(uint64_t digest) const {
-    const Slot& slot = const_cast<DigestMap*>(this)->probe(digest);
+    const Slot& slot = slots_[slot_of(digest)];
     return slot.used ? &slot.value : nullptr;
   }
   bool contains(uint64_t digest) const { return find(digest) != nullptr; }
@@ -51,21 +51,18 @@ class DigestMap {
   }
   // The digest's slot, or the empty one where it would go. Digests of equal values are equal, and test values may
   // be small numbers: a multiply spreads them before the top bits pick the start.
-  Slot& probe(uint64_t digest) {
+  size_t slot_of(uint64_t digest) const {
     const size_t mask = slots_.size() - 1;
     size_t at = static_cast<size_t>((digest * 0x9e3779b97f4a7c15ULL) >> shift_);
-    for (;;) {
-      Slot& slot = slots_[at];
-      if (!slot.used || slot.digest == digest) return slot;
-      at = (at + 1) & mask;
-    }
+    while (slots_[at].used && slots_[at].digest != digest) at = (at + 1) & mask;
+    return at;
   }
   void rehash(size_t slots) {
     SLUICE_ASSERT(slots >= 16 && (slots & (slots - 1)) == 0);
     std::vector<Slot> old = std::exchange(slots_, std::vector<Slot>(slots));
     shift_ = 64 - __builtin_ctzll(slots);
     for (Slot& slot : old) {
-      if (slot.used) probe(slot.digest) = std::move(slot);
+      if (slot.used) slots_[slot_of(slot.digest)] = std::move(slot);
     }
   }
 

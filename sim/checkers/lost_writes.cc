@@ -9,7 +9,6 @@
 // drops an acks=0 produce instead of forwarding it is caught so).
 #include <fmt/format.h>
 
-
 #include "sim/checkers/analysis.h"
 
 namespace sluice::sim {
