@@ -97,11 +97,22 @@ void ObservationsByOffset::seal() {
 
 void Analysis::observe(const PartitionKey& key, const Operation& op, bool acknowledged_only) {
   if (op.records.empty()) return;
-  ObservationsByOffset& observations = observations_[key];  // once per operation, not per record
+  ObservationsByOffset& observations = observations_of(key);  // once per operation, not per record
   for (const RecordView& r : op.records) {
     if (acknowledged_only && r.offset < 0) continue;
     observations.add(Observation{r.offset, r.tombstone ? 0 : r.value_digest, &r, &op});
   }
+}
+
+ObservationsByOffset& Analysis::observations_of(const PartitionKey& key) {
+  // Keys are interned (keys_), and a run observes a handful of partitions: a scan of the first kFirstKeys addresses
+  // beats a walk down the map comparing topic names, once per operation.
+  for (const auto& [interned, observations] : observations_by_address_) {
+    if (interned == &key) return *observations;
+  }
+  ObservationsByOffset& observations = observations_[key];  // map nodes stay put
+  if (observations_by_address_.size() < kFirstKeys) observations_by_address_.emplace_back(&key, &observations);
+  return observations;
 }
 
 void Analysis::index_ops() {

@@ -167,6 +167,8 @@ class Analysis {
   const PartitionKey* find_key_of(const Operation& op);
   // Adds the records `op` saw (or, for a produce, those acknowledged with an offset) to the partition's observations.
   void observe(const PartitionKey& key, const Operation& op, bool acknowledged_only);
+  // REQUIRES: `key` is one of keys_ (interned).
+  ObservationsByOffset& observations_of(const PartitionKey& key);
 
   const CheckContext& ctx_;
   std::set<PartitionKey> keys_;                   // every key an operation addressed; nodes stay put
@@ -176,6 +178,7 @@ class Analysis {
   std::vector<Write> writes_;
   DigestMap<uint32_t> write_by_digest_;  // index into writes_
   std::map<PartitionKey, ObservationsByOffset> observations_;
+  std::vector<std::pair<const PartitionKey*, ObservationsByOffset*>> observations_by_address_;  // by interned key
   std::map<PartitionKey, FinalRead> final_reads_;
   std::map<std::pair<std::string, int32_t>, std::vector<Instant>> deletions_;  // declared, by partition
   std::vector<std::pair<Instant, std::string>> power_losses_;  // (time, node)
