@@ -128,9 +128,7 @@ void SimWorld::resume_node(NodeId node) {
   paused_.erase(found);
   trace(0x4e5a'0000'0000ULL ^ node);
   // In the order they came due; they run now, before any event still in the heap (all of which are due later).
-  std::ranges::stable_sort(waiting, [](const HeapEntry& a, const HeapEntry& b) {
-    return a < b;
-  });
+  std::stable_sort(waiting.begin(), waiting.end());
   for (HeapEntry& entry : waiting) {
     if (!live(entry)) continue;
     entry.at = now_;

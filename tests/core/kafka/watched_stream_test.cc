@@ -6,24 +6,12 @@
 #include <optional>
 #include <vector>
 
-#include "core/env/clock.h"
 #include "core/env/network.h"
 #include "core/kafka/watched_stream.h"
+#include "fuzz/fuzz_env.h"
 
 namespace sluice::kafka {
 namespace {
-
-// Time stands still and no timer ever fires: only the forwarding is under test.
-class StillClock final : public Clock {
- public:
-  Instant now() const override { return Instant{}; }
-  WallTime wall_now() const override { return WallTime{}; }
-  TimerId add_timer(Instant, std::function<void()>) override { return ++next_; }
-  bool cancel_timer(TimerId) override { return true; }
-
- private:
-  TimerId next_ = 0;
-};
 
 // Records each write as it arrives (gathered and owned writes through the base class's defaults).
 class RecordingStream final : public Stream {
@@ -52,7 +40,7 @@ Bytes joined(const std::vector<Bytes>& parts) {
 }
 
 TEST(WatchedStream, WriteOwnedSendsThePartAfterTheRoomWholeOrInChunks) {
-  StillClock clock;
+  fuzz::StillClock clock;  // time stands still and no timer fires: only the forwarding is under test
   for (const size_t size : {size_t{40}, WatchedStream::kWriteChunkBytes + 9, 3 * WatchedStream::kWriteChunkBytes}) {
     RecordingStream inner;
     std::optional<WatchedStream> watched;
@@ -66,7 +54,7 @@ TEST(WatchedStream, WriteOwnedSendsThePartAfterTheRoomWholeOrInChunks) {
 }
 
 TEST(WatchedStream, WriteOwnedOfNothingPastTheRoomWritesNothingAmiss) {
-  StillClock clock;
+  fuzz::StillClock clock;
   RecordingStream inner;
   WatchedStream watched(inner, clock, std::nullopt, std::chrono::seconds(30));
   ASSERT_TRUE(watched.write_owned(numbered(9), 9).ok());
