@@ -45,23 +45,28 @@ void Client::invalidate_metadata() { core_->invalidate_metadata(); }
 
 namespace {
 
-Result<FetchResult> fetch_once(ClientCore& core, const TopicPartitionId& tp, int64_t offset,
-                               const FetchOptions& options) {
+Result<FetchView> fetch_once(ClientCore& core, const TopicPartitionId& tp, int64_t offset,
+                             const FetchOptions& options) {
   SLUICE_ASSIGN_OR_RETURN(int32_t leader, core.leader_for(tp));
   // The broker may hold the answer for max_wait: the request's own timeout comes on top.
   const Duration timeout = core.config().request_timeout + options.max_wait;
-  SLUICE_ASSIGN_OR_RETURN(protocol::FetchResponse response,
-                          core.call<protocol::FetchResponse>(
+  SLUICE_ASSIGN_OR_RETURN(ClientCore::Answered<protocol::FetchResponse> answered,
+                          core.call_answered<protocol::FetchResponse>(
                               leader, [&](int16_t) { return fetch_request(tp, offset, options); }, timeout));
-  return read_fetch(response, tp, offset);
+  return read_fetch(answered.response, std::move(answered.bytes), tp, offset);
 }
 
 }  // namespace
 
 Result<FetchResult> Client::fetch(const TopicPartitionId& tp, int64_t offset, const FetchOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(FetchView view, fetch_view(tp, offset, options));
+  return owned_fetch_result(view);
+}
+
+Result<FetchView> Client::fetch_view(const TopicPartitionId& tp, int64_t offset, const FetchOptions& options) {
   const std::shared_ptr<ClientCore> core = core_;
   for (int attempt = 1;; ++attempt) {
-    Result<FetchResult> result = fetch_once(*core, tp, offset, options);
+    Result<FetchView> result = fetch_once(*core, tp, offset, options);
     // A retriable partition error (a stale leader) is tried again too; the last one is answered as it came.
     const Status failure = !result.ok()                       ? result.status()
                            : is_retriable(result->error_code) ? broker_error(result->error_code, "fetch")

@@ -112,6 +112,15 @@ struct FetchedRecord {
   std::optional<Bytes> key;
   std::optional<Bytes> value;  // nullopt: a tombstone
 };
+// A fetched record whose key and value view the answer held by its FetchView: no copy per record.
+struct FetchedRecordView {
+  int64_t offset = 0;
+  int64_t timestamp = 0;
+  int64_t batch_max_timestamp = 0;
+  int32_t batch_leader_epoch = -1;
+  std::optional<ByteView> key;
+  std::optional<ByteView> value;  // nullopt: a tombstone
+};
 struct FetchOptions {
   Duration max_wait = 500ms;
   int32_t min_bytes = 1;
@@ -127,6 +136,23 @@ struct FetchResult {
   // Past the last whole batch returned, control batches included (which yield no records): where the next fetch
   // starts. -1 when no batch at or above the offset asked for came back.
   int64_t next_offset = -1;
+};
+// Client::fetch_view's answer: FetchResult's fields, with records that view the answer's bytes, which it holds. A
+// move keeps the views valid (a vector's move keeps its buffer); a copy would not, so there is none.
+struct FetchView {
+  FetchView() = default;
+  FetchView(FetchView&&) = default;
+  FetchView& operator=(FetchView&&) = default;
+  FetchView(const FetchView&) = delete;
+  FetchView& operator=(const FetchView&) = delete;
+
+  int16_t error_code = 0;
+  int64_t high_watermark = -1;
+  int64_t log_start_offset = -1;
+  std::vector<FetchedRecordView> records;  // as FetchResult's
+  int64_t next_offset = -1;
+  Bytes answer;                     // the bytes `records` view
+  std::vector<Bytes> decompressed;  // or, for compressed batches, these
 };
 // ListOffsets' special timestamps.
 inline constexpr int64_t kLatestTimestamp = -1;
@@ -184,6 +210,9 @@ class Client {
   // broker wait behind it: a workload that long-polls does so from a Client of its own, as Kafka's consumers and
   // producers have connections of their own.
   Result<FetchResult> fetch(const TopicPartitionId& tp, int64_t offset, const FetchOptions& options = {});
+  // The same fetch, answered without a copy of each record's key and value (the simulator's workloads read every
+  // record once and keep digests).
+  Result<FetchView> fetch_view(const TopicPartitionId& tp, int64_t offset, const FetchOptions& options = {});
   // ListOffsets at `timestamp` (kEarliestTimestamp, kLatestTimestamp or a time in ms).
   Result<ListedOffset> list_offset(const TopicPartitionId& tp, int64_t timestamp);
 

@@ -45,6 +45,15 @@ class ClientCore {
   // decoded answer. `timeout` bounds the wait for the answer.
   template <protocol::ApiMessage Resp, typename Build>
   Result<Resp> call(int32_t node_id, Build&& build, Duration timeout);
+  // As call, but the answer's Records fields stay views into `bytes`, which comes with it (no copy of a fetch's
+  // records): the response is valid while `bytes` is.
+  template <protocol::ApiMessage Resp>
+  struct Answered {
+    Resp response;
+    Bytes bytes;
+  };
+  template <protocol::ApiMessage Resp, typename Build>
+  Result<Answered<Resp>> call_answered(int32_t node_id, Build&& build, Duration timeout);
   // `attempt()` (returning a Status or a Result) tried up to config().read_attempts times while its failure is
   // worth_retrying (errors.h), with backoff in between; a retriable error that names stale metadata invalidates
   // the cache first. For calls that are safe to repeat.
@@ -105,7 +114,7 @@ class ClientCore {
 // ---- Templates ----
 
 template <protocol::ApiMessage Resp, typename Build>
-Result<Resp> ClientCore::call(int32_t node_id, Build&& build, Duration timeout) {
+Result<ClientCore::Answered<Resp>> ClientCore::call_answered(int32_t node_id, Build&& build, Duration timeout) {
   using Req = std::decay_t<decltype(build(int16_t{0}))>;
   static_assert(Req::kApiKey == Resp::kApiKey, "a request and its response");
   SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<Connection> conn, connection(node_id));
@@ -113,10 +122,17 @@ Result<Resp> ClientCore::call(int32_t node_id, Build&& build, Duration timeout) 
   Bytes body;
   SLUICE_TRY(protocol::encode_message(build(version), version, &body));
   CallPtr call = conn->start(Req::kApiKey, version, body, timeout, /*expect_response=*/true);
-  SLUICE_ASSIGN_OR_RETURN(Bytes answer, wait_for(*call));
-  SLUICE_ASSIGN_OR_RETURN(Resp response, protocol::decode_message<Resp>(answer, version));
-  own_records(response);  // the answer's bytes go when this returns
-  return response;
+  Answered<Resp> answered;
+  SLUICE_ASSIGN_OR_RETURN(answered.bytes, wait_for(*call));
+  SLUICE_ASSIGN_OR_RETURN(answered.response, protocol::decode_message<Resp>(answered.bytes, version));
+  return answered;
+}
+
+template <protocol::ApiMessage Resp, typename Build>
+Result<Resp> ClientCore::call(int32_t node_id, Build&& build, Duration timeout) {
+  SLUICE_ASSIGN_OR_RETURN(Answered<Resp> answered, call_answered<Resp>(node_id, std::forward<Build>(build), timeout));
+  own_records(answered.response);  // the answer's bytes go when this returns
+  return std::move(answered.response);
 }
 
 inline const Status& status_of(const Status& status) { return status; }

@@ -147,8 +147,8 @@ FetchRequest fetch_request(const TopicPartitionId& tp, int64_t offset, const Fet
   return request;
 }
 
-Status decode_fetched_records(ByteView records, int64_t offset, std::vector<FetchedRecord>* out,
-                              int64_t* next_offset) {
+Status decode_fetched_records(ByteView records, int64_t offset, std::vector<FetchedRecordView>* out,
+                              std::vector<Bytes>* decompressed, int64_t* next_offset) {
   // Batch by batch, without a vector of them (storage::for_each_batch walks as split_batches does).
   return storage::for_each_batch(records, nullptr, [&](const storage::BatchSpan& span) -> Status {
     const storage::BatchHeader& header = span.header;
@@ -162,20 +162,60 @@ Status decode_fetched_records(ByteView records, int64_t offset, std::vector<Fetc
     if (header.control() || header.last_offset() < offset) return Status();
     // Straight into the answer, without a storage::Record (headers and all) per record first.
     const size_t before = out->size();
-    const Status decoded = storage::for_each_record(batch, header, [&](const storage::DecodedRecord& record) {
-      if (record.offset < offset) return;  // the batch starts below the offset asked for
-      SLUICE_ASSERT(out->empty() || out->back().offset < record.offset);
-      FetchedRecord& fetched = out->emplace_back();
-      fetched.offset = record.offset;
-      fetched.timestamp = record.timestamp;
-      fetched.batch_max_timestamp = header.max_timestamp;
-      fetched.batch_leader_epoch = header.partition_leader_epoch;
-      if (record.key) fetched.key.emplace(record.key->begin(), record.key->end());
-      if (record.value) fetched.value.emplace(record.value->begin(), record.value->end());
-    });
+    Bytes storage;
+    const Status decoded = storage::for_each_record(
+        batch, header,
+        [&](const storage::DecodedRecord& record) {
+          if (record.offset < offset) return;  // the batch starts below the offset asked for
+          SLUICE_ASSERT(out->empty() || out->back().offset < record.offset);
+          out->push_back({.offset = record.offset,
+                          .timestamp = record.timestamp,
+                          .batch_max_timestamp = header.max_timestamp,
+                          .batch_leader_epoch = header.partition_leader_epoch,
+                          .key = record.key,
+                          .value = record.value});
+        },
+        &storage);
     if (!decoded.ok()) out->resize(before);  // none of a batch that does not decode whole
+    // A moved vector keeps its buffer: the views into it stay valid in `decompressed`.
+    if (decoded.ok() && !storage.empty()) decompressed->push_back(std::move(storage));
     return decoded;
   });
+}
+
+namespace {
+
+FetchedRecord owned_record(const FetchedRecordView& view) {
+  FetchedRecord record;
+  record.offset = view.offset;
+  record.timestamp = view.timestamp;
+  record.batch_max_timestamp = view.batch_max_timestamp;
+  record.batch_leader_epoch = view.batch_leader_epoch;
+  if (view.key) record.key.emplace(view.key->begin(), view.key->end());
+  if (view.value) record.value.emplace(view.value->begin(), view.value->end());
+  return record;
+}
+
+}  // namespace
+
+Status decode_fetched_records(ByteView records, int64_t offset, std::vector<FetchedRecord>* out, int64_t* next_offset) {
+  std::vector<FetchedRecordView> views;
+  std::vector<Bytes> decompressed;
+  const Status decoded = decode_fetched_records(records, offset, &views, &decompressed, next_offset);
+  out->reserve(out->size() + views.size());
+  for (const FetchedRecordView& view : views) out->push_back(owned_record(view));
+  return decoded;
+}
+
+FetchResult owned_fetch_result(const FetchView& view) {
+  FetchResult result;
+  result.error_code = view.error_code;
+  result.high_watermark = view.high_watermark;
+  result.log_start_offset = view.log_start_offset;
+  result.next_offset = view.next_offset;
+  result.records.reserve(view.records.size());
+  for (const FetchedRecordView& record : view.records) result.records.push_back(owned_record(record));
+  return result;
 }
 
 void detail::own_records(FetchResponse& response) {
@@ -188,18 +228,20 @@ void detail::own_records(FetchResponse& response) {
   }
 }
 
-Result<FetchResult> read_fetch(const FetchResponse& response, const TopicPartitionId& tp, int64_t offset) {
+Result<FetchView> read_fetch(const FetchResponse& response, Bytes answer, const TopicPartitionId& tp, int64_t offset) {
   if (response.error_code != 0) return broker_error(response.error_code, "fetch " + tp.to_string());
   for (const FetchResponse::Topic& topic : response.responses) {
     if (topic.topic != tp.topic) continue;
     for (const FetchResponse::Partition& partition : topic.partitions) {
       if (partition.partition_index != tp.partition) continue;
-      FetchResult result;
+      FetchView result;
+      result.answer = std::move(answer);  // a move: the records' views still point into its buffer
       result.error_code = partition.error_code;
       result.high_watermark = partition.high_watermark;
       result.log_start_offset = partition.log_start_offset;
       if (partition.error_code == 0) {
-        SLUICE_TRY(decode_fetched_records(partition.records.bytes(), offset, &result.records, &result.next_offset));
+        SLUICE_TRY(decode_fetched_records(partition.records.bytes(), offset, &result.records, &result.decompressed,
+                                          &result.next_offset));
       }
       return result;
     }

@@ -64,10 +64,18 @@ protocol::FetchRequest fetch_request(const TopicPartitionId& tp, int64_t offset,
 // The partition's answer with its records decoded (batches checked by CRC; control batches, records below
 // `offset` and a trailing partial batch dropped). kCorruption when the response lacks the partition or a batch
 // is damaged.
-Result<FetchResult> read_fetch(const protocol::FetchResponse& response, const TopicPartitionId& tp, int64_t offset);
+// `answer` holds the bytes the response's records view; the FetchView takes it.
+Result<FetchView> read_fetch(const protocol::FetchResponse& response, Bytes answer, const TopicPartitionId& tp,
+                             int64_t offset);
 // `next_offset`, when given, is raised to the end of the last whole batch returned (control batches included).
+// A compressed batch's records are decompressed into a buffer added to `decompressed`, which they view.
+Status decode_fetched_records(ByteView records, int64_t offset, std::vector<FetchedRecordView>* out,
+                              std::vector<Bytes>* decompressed, int64_t* next_offset = nullptr);
+// The same, with each key and value copied out of `records`.
 Status decode_fetched_records(ByteView records, int64_t offset, std::vector<FetchedRecord>* out,
                               int64_t* next_offset = nullptr);
+// A FetchResult that owns what `view` viewed.
+FetchResult owned_fetch_result(const FetchView& view);
 protocol::ListOffsetsRequest list_offsets_request(const TopicPartitionId& tp, int64_t timestamp);
 // The partition's answer; its error code is the caller's to judge.
 Result<protocol::ListOffsetsResponse::Partition> list_offsets_answer(const protocol::ListOffsetsResponse& response,

@@ -133,6 +133,10 @@ struct DecodedRecord {
 Status for_each_record(ByteView batch, FunctionRef<void(const DecodedRecord&)> on_record);
 // The same for a batch whose header the caller has parsed already (`header` from parse_batch_header(batch)).
 Status for_each_record(ByteView batch, const BatchHeader& header, FunctionRef<void(const DecodedRecord&)> on_record);
+// The same, leaving a compressed batch's decompressed records in `decompressed`: the views into them stay valid as
+// long as its buffer does (a caller that keeps them keeps the buffer).
+Status for_each_record(ByteView batch, const BatchHeader& header, FunctionRef<void(const DecodedRecord&)> on_record,
+                       Bytes* decompressed);
 
 // Builds one batch from records whose `offset` and `timestamp` are absolute: base_offset = first record's
 // offset, deltas relative to it; base_timestamp = first timestamp, max_timestamp = the largest. The CRC is set.

@@ -142,13 +142,13 @@ int16_t batch_attributes(const BatchOptions& options) {
 // `on_record(view, reserve)` gets, at the first record, a bound on how many follow (`reserve`, 0 after), from the
 // section's size: the declared count is untrusted.
 template <typename OnRecord>
-Status visit_records(ByteView batch, const BatchHeader& header, OnRecord on_record) {
+// `storage` receives a compressed batch's decompressed records, which the views handed out point into.
+Status visit_records(ByteView batch, const BatchHeader& header, OnRecord on_record, Bytes* storage) {
   if (header.size_bytes() != batch.size()) {
     return corruption("batch of " + std::to_string(batch.size()) + " bytes declares " +
                       std::to_string(header.size_bytes()));
   }
-  Bytes storage;
-  SLUICE_ASSIGN_OR_RETURN(ByteView section, records_section(batch, header, &storage, kMaxDecompressedBytes));
+  SLUICE_ASSIGN_OR_RETURN(ByteView section, records_section(batch, header, storage, kMaxDecompressedBytes));
   size_t reserve = std::min(static_cast<size_t>(header.record_count), section.size() / (kMinRecordBodyBytes + 1));
   RecordReader reader(section, header.record_count);
   RecordView view;
@@ -174,10 +174,14 @@ Status visit_records(ByteView batch, const BatchHeader& header, OnRecord on_reco
 Result<std::vector<Record>> decode_records(ByteView batch) {
   SLUICE_ASSIGN_OR_RETURN(const BatchHeader header, parse_batch_header(batch));
   std::vector<Record> records;
-  SLUICE_TRY(visit_records(batch, header, [&](const RecordView& view, size_t reserve) {
-    if (reserve > 0) records.reserve(reserve);
-    records.push_back(materialize(header, view));
-  }));
+  Bytes storage;
+  SLUICE_TRY(visit_records(
+      batch, header,
+      [&](const RecordView& view, size_t reserve) {
+        if (reserve > 0) records.reserve(reserve);
+        records.push_back(materialize(header, view));
+      },
+      &storage));
   return records;
 }
 
@@ -187,9 +191,18 @@ Status for_each_record(ByteView batch, FunctionRef<void(const DecodedRecord&)> o
 }
 
 Status for_each_record(ByteView batch, const BatchHeader& header, FunctionRef<void(const DecodedRecord&)> on_record) {
-  return visit_records(batch, header, [&](const RecordView& view, size_t) {
-    on_record(DecodedRecord{record_offset(header, view), record_timestamp(header, view), view.key, view.value});
-  });
+  Bytes storage;
+  return for_each_record(batch, header, on_record, &storage);
+}
+
+Status for_each_record(ByteView batch, const BatchHeader& header, FunctionRef<void(const DecodedRecord&)> on_record,
+                       Bytes* decompressed) {
+  return visit_records(
+      batch, header,
+      [&](const RecordView& view, size_t) {
+        on_record(DecodedRecord{record_offset(header, view), record_timestamp(header, view), view.key, view.value});
+      },
+      decompressed);
 }
 
 Result<Bytes> build_batch(const std::vector<Record>& records, const BatchOptions& options) {
@@ -270,8 +283,8 @@ Result<std::optional<Bytes>> apply_topic_compression(ByteView batch, std::option
   constexpr size_t kBatchLengthOffset = 8;
   constexpr size_t kAttributesOffset = 21;
   constexpr uint16_t kCodecBits = 0x07;
-  const uint16_t attributes = static_cast<uint16_t>((static_cast<uint16_t>(header.attributes) & ~kCodecBits) |
-                                                    static_cast<uint16_t>(*target));
+  const uint16_t attributes =
+      static_cast<uint16_t>((static_cast<uint16_t>(header.attributes) & ~kCodecBits) | static_cast<uint16_t>(*target));
   store_be<int32_t>(out.data() + kBatchLengthOffset, static_cast<int32_t>(batch_length));
   store_be<uint16_t>(out.data() + kAttributesOffset, attributes);
   store_be<uint32_t>(out.data() + kBatchCrcOffset, compute_batch_crc(out));

@@ -35,7 +35,7 @@ ReadEnd read_whole(client::Client& client, const client::TopicPartitionId& tp, O
   op.records.clear();
   int64_t position = earliest->offset;
   while (position < latest->offset) {
-    Result<client::FetchResult> fetched = client.fetch(tp, position, client::FetchOptions{});
+    Result<client::FetchView> fetched = client.fetch_view(tp, position, client::FetchOptions{});
     if (!fetched.ok() || fetched->error_code != 0) {
       op.set_error(fetched.ok() ? fmt::format("fetch at {}: error {}", position, fetched->error_code)
                                 : fetched.status().to_string());

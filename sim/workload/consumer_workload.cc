@@ -99,7 +99,7 @@ class ConsumerWorkload final : public Workload {
     client::FetchOptions options;
     options.max_wait = spec_.max_wait;
     options.max_bytes = spec_.max_bytes;
-    Result<client::FetchResult> fetched = client.fetch(tp, position, options);
+    Result<client::FetchView> fetched = client.fetch_view(tp, position, options);
     Operation& o = ctx_.history.op(id);
     settle_fetch(o, fetched);
     int64_t next = position;

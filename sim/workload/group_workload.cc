@@ -180,7 +180,7 @@ class GroupWorkload final : public Workload {
     const uint64_t id = ctx_.history.invoke(std::move(op), env.clock.now());
     client::FetchOptions options;
     options.max_wait = 50ms;
-    Result<client::FetchResult> fetched = client.fetch(tp, position, options);
+    Result<client::FetchView> fetched = client.fetch_view(tp, position, options);
     Operation& o = ctx_.history.op(id);
     settle_fetch(o, fetched);
     if (fetched.ok()) {

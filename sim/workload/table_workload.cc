@@ -76,7 +76,7 @@ class TableWorkload final : public Workload {
       op.tp = tp;
       op.offset = position;
       const uint64_t id = ctx_.history.invoke(std::move(op), env.clock.now());
-      Result<client::FetchResult> fetched = client.fetch(tp, position, client::FetchOptions{});
+      Result<client::FetchView> fetched = client.fetch_view(tp, position, client::FetchOptions{});
       Operation& o = ctx_.history.op(id);
       settle_fetch(o, fetched);
       const bool ok = fetched.ok() && fetched->error_code == 0;

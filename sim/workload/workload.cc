@@ -82,10 +82,10 @@ Duration jittered(Duration base, Random& random) {
   return Duration(ns + random.uniform_range(-ns / 4, ns / 4));
 }
 
-std::vector<RecordView> record_views(const std::vector<client::FetchedRecord>& records) {
+std::vector<RecordView> record_views(const std::vector<client::FetchedRecordView>& records) {
   std::vector<RecordView> views;
   views.reserve(records.size());
-  for (const client::FetchedRecord& r : records) {
+  for (const client::FetchedRecordView& r : records) {
     RecordView v;
     v.offset = r.offset;
     if (r.key) v.key = std::string(r.key->begin(), r.key->end());
@@ -110,7 +110,7 @@ void settle_from_status(Operation& op, const Status& status) {
                                                                                          : Outcome::kUnknown;
 }
 
-void settle_fetch(Operation& op, const Result<client::FetchResult>& fetched) {
+void settle_fetch(Operation& op, const Result<client::FetchView>& fetched) {
   settle_from_status(op, fetched.status());
   if (!fetched.ok()) return;
   op.error_code = fetched->error_code;

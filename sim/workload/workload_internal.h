@@ -27,11 +27,11 @@ int32_t partition_of_key(std::string_view key, int32_t partitions);
 // `base` +-25 %, drawn from the node's own stream: workloads do not march in lock step.
 Duration jittered(Duration base, Random& random);
 // What a fetch returned, as the history keeps it.
-std::vector<RecordView> record_views(const std::vector<client::FetchedRecord>& records);
+std::vector<RecordView> record_views(const std::vector<client::FetchedRecordView>& records);
 // Fills the outcome and error fields of `op` from a Status (ok, a broker error: fail, transport: unknown).
 void settle_from_status(Operation& op, const Status& status);
 // Fills a fetch operation from the client's answer: outcome (a partition error is a failure), high watermark, log
 // start and the records.
-void settle_fetch(Operation& op, const Result<client::FetchResult>& fetched);
+void settle_fetch(Operation& op, const Result<client::FetchView>& fetched);
 
 }  // namespace sluice::sim

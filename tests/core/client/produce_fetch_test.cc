@@ -203,6 +203,49 @@ TEST(ClientProduceFetch, ABatchThatDoesNotDecodeWholeLeavesNoneOfItsRecords) {
   EXPECT_EQ(records[1].offset, 1);
 }
 
+// fetch_view's records view the answer, or for a compressed batch its decompressed records, which the view keeps:
+// they read the same after the decoding returned and after the FetchView moved (AddressSanitizer sees a stale one).
+TEST(ClientProduceFetch, FetchedViewsOfCompressedAndPlainBatchesOutliveTheDecoding) {
+  const auto batch_at = [](int64_t base, storage::Compression compression) {
+    std::vector<storage::Record> records(3);
+    for (int i = 0; i < 3; ++i) {
+      records[i].offset = i;
+      records[i].timestamp = 1000;
+      records[i].key = to_bytes(fmt::format("k{}", base + i));
+      records[i].value = to_bytes(fmt::format("value-{}-{}", base + i, std::string(40, 'x')));
+    }
+    storage::BatchOptions options;
+    options.compression = compression;
+    Result<Bytes> built = storage::build_batch(records, options);
+    EXPECT_TRUE(built.ok());
+    storage::set_base_offset(MutableByteView(built->data(), built->size()), base);
+    return std::move(*built);
+  };
+  FetchView view;
+  view.answer = batch_at(0, storage::Compression::kLz4);
+  const Bytes plain = batch_at(3, storage::Compression::kNone);
+  view.answer.insert(view.answer.end(), plain.begin(), plain.end());
+  const Bytes zstd = batch_at(6, storage::Compression::kZstd);
+  view.answer.insert(view.answer.end(), zstd.begin(), zstd.end());
+  ASSERT_TRUE(decode_fetched_records(view.answer, 1, &view.records, &view.decompressed, &view.next_offset).ok());
+  EXPECT_EQ(view.decompressed.size(), 2u) << "the lz4 and zstd batches' records";
+  EXPECT_EQ(view.next_offset, 9);
+  const FetchView moved = std::move(view);
+  ASSERT_EQ(moved.records.size(), 8u) << "offset 0 lies below the fetch offset";
+  for (size_t i = 0; i < moved.records.size(); ++i) {
+    const FetchedRecordView& r = moved.records[i];
+    const int64_t offset = static_cast<int64_t>(i) + 1;
+    EXPECT_EQ(r.offset, offset);
+    ASSERT_TRUE(r.key && r.value);
+    EXPECT_EQ(as_chars(*r.key), fmt::format("k{}", offset));
+    EXPECT_EQ(as_chars(*r.value), fmt::format("value-{}-{}", offset, std::string(40, 'x')));
+  }
+  const FetchResult owned = owned_fetch_result(moved);
+  ASSERT_EQ(owned.records.size(), 8u);
+  EXPECT_EQ(as_chars(*owned.records[7].value), as_chars(*moved.records[7].value));
+  EXPECT_EQ(owned.next_offset, 9);
+}
+
 TEST(ClientProduceFetch, FetchWaitsUpToMaxWaitAndReturnsEarlyWhenRecordsArrive) {
   ClientHarness harness;
   ASSERT_TRUE(harness.run([&](Env env) {
