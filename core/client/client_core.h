@@ -23,6 +23,9 @@ namespace sluice::client::detail {
 
 class ClientCore {
  public:
+  // What a request buffer reserves: one allocation for most requests (a fetch's or an offset commit's).
+  static constexpr size_t kTypicalRequestBytes = 256;
+
   ClientCore(Env env, ClientConfig config);
   ~ClientCore();
   ClientCore(const ClientCore&) = delete;
@@ -119,9 +122,11 @@ Result<ClientCore::Answered<Resp>> ClientCore::call_answered(int32_t node_id, Bu
   static_assert(Req::kApiKey == Resp::kApiKey, "a request and its response");
   SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<Connection> conn, connection(node_id));
   SLUICE_ASSIGN_OR_RETURN(int16_t version, conn->version_for(Req::kApiKey));
-  Bytes body;
-  SLUICE_TRY(protocol::encode_message(build(version), version, &body));
-  CallPtr call = conn->start(Req::kApiKey, version, body, timeout, /*expect_response=*/true);
+  Bytes framed;
+  framed.reserve(kTypicalRequestBytes);
+  framed.resize(conn->head_room());
+  SLUICE_TRY(protocol::encode_message(build(version), version, &framed));
+  CallPtr call = conn->start_framed(Req::kApiKey, version, std::move(framed), timeout, /*expect_response=*/true);
   Answered<Resp> answered;
   SLUICE_ASSIGN_OR_RETURN(answered.bytes, wait_for(*call));
   SLUICE_ASSIGN_OR_RETURN(answered.response, protocol::decode_message<Resp>(answered.bytes, version));

@@ -137,12 +137,40 @@ Result<int16_t> Connection::version_for(protocol::ApiKey api) const {
 
 CallPtr Connection::start(protocol::ApiKey api, int16_t version, ByteView body, Duration timeout, bool expect_response,
                           std::function<void()> on_finished) {
+  LockGuard lock(write_mutex_);
+  CallPtr call = begin_call(api, version, body.size(), timeout, expect_response, std::move(on_finished));
+  if (call->done()) return call;
+  const std::array<ByteView, 2> parts{ByteView(head_), body};
+  end_call(call, stream_->write_all_gathered(parts));
+  return call;
+}
+
+size_t Connection::head_room() const {
+  // size, api key, version, correlation id, client id (length and bytes), the v2 header's empty tagged fields
+  return protocol::kFrameSizeBytes + 2 + 2 + 4 + 2 + client_id_.size() + 1;
+}
+
+CallPtr Connection::start_framed(protocol::ApiKey api, int16_t version, Bytes framed, Duration timeout,
+                                 bool expect_response, std::function<void()> on_finished) {
+  const size_t room = head_room();
+  SLUICE_ASSERT(framed.size() >= room);
+  LockGuard lock(write_mutex_);
+  CallPtr call = begin_call(api, version, framed.size() - room, timeout, expect_response, std::move(on_finished));
+  if (call->done()) return call;
+  SLUICE_ASSERT(head_.size() <= room);
+  const size_t from = room - head_.size();
+  std::copy(head_.begin(), head_.end(), framed.begin() + static_cast<std::ptrdiff_t>(from));
+  end_call(call, stream_->write_owned(std::move(framed), from));
+  return call;
+}
+
+CallPtr Connection::begin_call(protocol::ApiKey api, int16_t version, size_t body_bytes, Duration timeout,
+                               bool expect_response, std::function<void()> on_finished) {
   auto call = std::make_shared<Call>(env_.scheduler);
   call->api = api;
   call->version = version;
   call->expect_response = expect_response;
   call->on_finished = std::move(on_finished);
-  LockGuard lock(write_mutex_);
   if (broken_) {
     finish(*call, not_sent(failure_.message()));
     return call;
@@ -154,25 +182,26 @@ CallPtr Connection::start(protocol::ApiKey api, int16_t version, ByteView body, 
   const size_t begin = protocol::begin_frame(&head_, protocol::kFrameHeadBytes);
   const Status header = protocol::encode_request_header({api, version, call->correlation_id, client_id_}, &head_);
   SLUICE_ASSERT(header.ok());  // a client id within the string limit
-  protocol::end_frame(&head_, begin, body.size());
+  protocol::end_frame(&head_, begin, body_bytes);
   call->deadline = env_.clock.now() + timeout;
   if (!pending_.empty()) call->deadline = std::max(call->deadline, pending_.back()->deadline);
   if (expect_response) pending_.push_back(call);
-  const std::array<ByteView, 2> parts{ByteView(head_), body};
-  const Status wrote = stream_->write_all_gathered(parts);
+  return call;
+}
+
+void Connection::end_call(const CallPtr& call, const Status& wrote) {
   if (!wrote.ok()) {
     finish(*call, not_sent(fmt::format("writing {}: {}", describe(*call), wrote.to_string())));
     fail(connection_reset(fmt::format("writing to {} failed: {}", address_.to_string(), wrote.to_string())));
-    return call;
+    return;
   }
   call->written = true;
   ++requests_written_;
-  if (!expect_response) {
+  if (!call->expect_response) {
     finish(*call, Bytes());
   } else if (!call->done()) {
     arm_deadline();
   }
-  return call;
 }
 
 void Connection::arm_deadline() {

@@ -76,6 +76,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // anything can finish the call.
   CallPtr start(protocol::ApiKey api, int16_t version, ByteView body, Duration timeout, bool expect_response,
                 std::function<void()> on_finished = {});
+  // The room a request's frame head takes at most (its size and header with this connection's client id).
+  size_t head_room() const;
+  // As start, for a body encoded behind head_room() bytes of room in `framed`: the head is written into the room
+  // and the stream takes the buffer (Stream::write_owned), so the simulated network needs no joined copy.
+  CallPtr start_framed(protocol::ApiKey api, int16_t version, Bytes framed, Duration timeout, bool expect_response,
+                       std::function<void()> on_finished = {});
   // The highest version of `api` both sides speak; kNotSupported when the ranges do not meet.
   Result<int16_t> version_for(protocol::ApiKey api) const;
 
@@ -100,6 +106,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Breaks the connection: closes the stream and finishes every pending call (see the header comment).
   void fail(const Status& why);
   void finish(Call& call, Result<Bytes> result);
+  // start's steps before and after the write (under write_mutex_). begin_call returns null once the call has
+  // finished (the connection is broken) and otherwise leaves its frame head in head_.
+  CallPtr begin_call(protocol::ApiKey api, int16_t version, size_t body_bytes, Duration timeout, bool expect_response,
+                     std::function<void()> on_finished);
+  void end_call(const CallPtr& call, const Status& wrote);
 
   Env env_;
   Address address_;

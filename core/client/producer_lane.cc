@@ -19,6 +19,10 @@ using detail::PendingBatch;
 
 namespace {
 
+// A produce request's fields around its one partition's records: acks, timeout, counts, the partition's index,
+// the records' length, tagged fields (the topic's name comes on top).
+constexpr size_t kProduceFramingBytes = 64;
+
 int32_t next_sequence_after(int32_t base, size_t count) {
   // Sequences wrap to 0 after INT32_MAX, as the broker expects (producer_state.h of core/cluster).
   const int64_t next = static_cast<int64_t>(base) + static_cast<int64_t>(count);
@@ -266,15 +270,19 @@ Result<bool> Producer::State::send_one(Lane& lane) {
   if (stopped || !slot_free(leader) || lane.reset_needed || has_unhandled_answer(lane)) return false;
   SLUICE_ASSERT(lane.queued.front() == batch);
   if (!batch->built) SLUICE_TRY(build(lane, *batch));
-  Bytes body;
+  // Encoded behind room for the frame head, which the connection writes in: one buffer goes to the stream.
+  Bytes framed;
+  framed.reserve(connection->head_room() + batch->built->size() + kProduceFramingBytes + lane.tp.topic.size());
+  framed.resize(connection->head_room());
   SLUICE_TRY(protocol::encode_message(
-      produce_request(config.acks, config.request_timeout_ms, {{lane.tp, ByteView(*batch->built)}}), version, &body));
+      produce_request(config.acks, config.request_timeout_ms, {{lane.tp, ByteView(*batch->built)}}), version,
+      &framed));
   // The slot is taken before the write: a write may park (a full socket buffer), and another lane's sender must
   // then find the slot taken, or the two would put more than max_in_flight requests on the connection.
   const int in_flight = ++in_flight_by_node[leader];
   SLUICE_ASSERT(in_flight <= config.max_in_flight);
-  detail::CallPtr call = connection->start(protocol::ApiKey::kProduce, version, body, core->config().request_timeout,
-                                           config.acks != 0, notifier());
+  detail::CallPtr call = connection->start_framed(protocol::ApiKey::kProduce, version, std::move(framed),
+                                                  core->config().request_timeout, config.acks != 0, notifier());
   lane.queued.pop_front();
   if (lane.retry_insert > 0) --lane.retry_insert;
   ++batch->attempts;
