@@ -40,6 +40,17 @@ Analysis::Analysis(const CheckContext& ctx) : ctx_(ctx) {
   index_world();
   index_ops();
   for (auto& [key, observations] : observations_) observations.seal();
+  keys_in_order_.reserve(keys_.size());
+  for (const PartitionKey& key : keys_) {
+    ordinal_by_key_.emplace(&key, keys_in_order_.size());
+    keys_in_order_.push_back(&key);
+  }
+}
+
+size_t Analysis::ordinal_of(const PartitionKey* key) const {
+  const auto found = ordinal_by_key_.find(key);
+  SLUICE_ASSERT_MSG(found != ordinal_by_key_.end(), "an interned key");
+  return found->second;
 }
 
 const TopicFacts* Analysis::topic(const std::string& name) const {

@@ -8,6 +8,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/base/assert.h"
@@ -119,6 +120,11 @@ class Analysis {
     SLUICE_ASSERT(op.id < key_by_op_.size());
     return key_by_op_[op.id];
   }
+  // Every key an operation addressed, in PartitionKey order, and an interned key's place in it: a checker that
+  // groups by partition indexes a vector by ordinal_of(key_of(op)) rather than look each key up in a map, and walks
+  // it in the order such a map has.
+  const std::vector<const PartitionKey*>& keys_in_order() const { return keys_in_order_; }
+  size_t ordinal_of(const PartitionKey* key) const;  // REQUIRES: key_of's (interned)
   // Whether the partition was deleted (declared by the broker) after `t`.
   bool deleted_after(const std::string& topic, int32_t partition, Instant t) const;
 
@@ -175,6 +181,8 @@ class Analysis {
   std::vector<const PartitionKey*> key_by_op_;    // by operation id
   static constexpr size_t kFirstKeys = 32;
   std::vector<const PartitionKey*> first_keys_;  // the first kFirstKeys of keys_, scanned before it
+  std::vector<const PartitionKey*> keys_in_order_;               // keys_, in its order
+  std::unordered_map<const PartitionKey*, size_t> ordinal_by_key_;  // of keys_in_order_
   std::vector<Write> writes_;
   DigestMap<uint32_t> write_by_digest_;  // index into writes_
   std::map<PartitionKey, ObservationsByOffset> observations_;

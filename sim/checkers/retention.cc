@@ -27,10 +27,14 @@ struct LogStartSeen {
   const Operation* op = nullptr;
 };
 
+// Per partition key, by Analysis::ordinal_of (a vector indexed so, not a map looked up by topic name per operation).
+template <typename T>
+using ByKey = std::vector<std::vector<T>>;
+
 // Every log start a client learned of the topic's partitions, by partition key, in history order. One pass over
 // the operations for all partitions (a pass per partition made the checker quadratic in long runs).
-std::map<PartitionKey, std::vector<LogStartSeen>> log_starts(const Analysis& a, const TopicFacts& facts) {
-  std::map<PartitionKey, std::vector<LogStartSeen>> seen;
+ByKey<LogStartSeen> log_starts(const Analysis& a, const TopicFacts& facts) {
+  ByKey<LogStartSeen> seen(a.keys_in_order().size());
   for (const Operation& op : a.ctx().history.ops()) {
     if (!op.completed) continue;
     const bool fetch = (op.kind == OpKind::kFetch || op.kind == OpKind::kFinalRead) && op.log_start_offset >= 0;
@@ -40,29 +44,30 @@ std::map<PartitionKey, std::vector<LogStartSeen>> log_starts(const Analysis& a, 
     if (op.tp.topic != facts.name || op.tp.partition < 0 || op.tp.partition >= facts.partitions) continue;
     const PartitionKey* key = a.key_of(op);
     if (!key) continue;
-    seen[*key].push_back({earliest ? op.result_offset : op.log_start_offset, op.completed_at, &op});
+    seen[a.ordinal_of(key)].push_back({earliest ? op.result_offset : op.log_start_offset, op.completed_at, &op});
   }
   return seen;
 }
 
 void check_never_evicts_unexpired(const Analysis& a, const TopicFacts& facts, CheckReport& report) {
   // (offset, write): sorted without a walk from each write to its record per comparison.
-  std::map<PartitionKey, std::vector<std::pair<int64_t, const Write*>>> writes_by_key;
+  ByKey<std::pair<int64_t, const Write*>> writes_by_key(a.keys_in_order().size());
   for (const Write& w : a.writes()) {
     if (!w.acked()) continue;
     const TopicPartitionId& tp = w.op->tp;
     if (tp.topic != facts.name || tp.partition < 0 || tp.partition >= facts.partitions) continue;
     if (w.offset() < 0) continue;
-    if (const PartitionKey* key = a.key_of(*w.op)) writes_by_key[*key].emplace_back(w.offset(), &w);
+    if (const PartitionKey* key = a.key_of(*w.op)) writes_by_key[a.ordinal_of(key)].emplace_back(w.offset(), &w);
   }
-  const std::map<PartitionKey, std::vector<LogStartSeen>> starts = log_starts(a, facts);
-  for (auto& [key, writes] : writes_by_key) {
-    const auto seen_of_key = starts.find(key);
-    if (seen_of_key == starts.end()) continue;
+  const ByKey<LogStartSeen> starts = log_starts(a, facts);
+  for (size_t ordinal = 0; ordinal < writes_by_key.size(); ++ordinal) {
+    auto& writes = writes_by_key[ordinal];
+    if (writes.empty() || starts[ordinal].empty()) continue;
+    const PartitionKey& key = *a.keys_in_order()[ordinal];
     sort_by_offset(writes, [](const std::pair<int64_t, const Write*>& w) { return w.first; });
     const int32_t p = key.partition;
     int64_t judged = -1;  // a log start already judged: later sightings of it only find the records older
-    for (const LogStartSeen& seen : seen_of_key->second) {
+    for (const LogStartSeen& seen : starts[ordinal]) {
       if (seen.log_start <= judged) continue;
       judged = seen.log_start;
       const int64_t cut = a.delete_records_cut_before(key, seen.at);
@@ -87,17 +92,17 @@ void check_never_evicts_unexpired(const Analysis& a, const TopicFacts& facts, Ch
 
 // For each partition, sorted by offset: (offset, the greatest batch max timestamp of the acknowledged writes at or
 // below it). Vectors sorted once, not a tree node per write.
-using PrefixMaxTimestamps = std::map<PartitionKey, std::vector<std::pair<int64_t, int64_t>>>;
+using PrefixMaxTimestamps = ByKey<std::pair<int64_t, int64_t>>;
 
 PrefixMaxTimestamps prefix_max_timestamps(const Analysis& a, const TopicFacts& facts) {
-  PrefixMaxTimestamps by_offset;
+  PrefixMaxTimestamps by_offset(a.keys_in_order().size());
   for (const Write& w : a.writes()) {
     if (!w.acked() || w.op->tp.topic != facts.name || w.offset() < 0) continue;
     const PartitionKey* key = a.key_of(*w.op);
     if (!key) continue;
-    by_offset[*key].emplace_back(w.offset(), w.record().batch_max_timestamp_ms);
+    by_offset[a.ordinal_of(key)].emplace_back(w.offset(), w.record().batch_max_timestamp_ms);
   }
-  for (auto& [key, offsets] : by_offset) {
+  for (auto& offsets : by_offset) {
     sort_by_offset(offsets, [](const std::pair<int64_t, int64_t>& o) { return o.first; });
     int64_t running = INT64_MIN;
     for (auto& [offset, ts] : offsets) {
@@ -146,9 +151,7 @@ void check_no_expired_readable(const Analysis& a, const TopicFacts& facts, Check
     // Eviction is a prefix: every acknowledged record before it must have expired too.
     const PartitionKey* read_key = a.key_of(op);
     if (!read_key) continue;
-    auto partition = prefix.find(*read_key);
-    if (partition != prefix.end()) {
-      const auto& offsets = partition->second;
+    if (const auto& offsets = prefix[a.ordinal_of(read_key)]; !offsets.empty()) {
       const std::pair<int64_t, int64_t> at(first.offset, INT64_MIN);
       auto before = std::lower_bound(offsets.begin(), offsets.end(), at);
       if (before != offsets.begin() && std::prev(before)->second >= expired_before) continue;
