@@ -23,7 +23,7 @@ Producer::Producer(Client& client, ProducerConfig config)
 
 Producer::~Producer() {
   state_->stopped = true;
-  state_->changed.notify_all();
+  state_->wake_all_lanes();
 }
 
 void Producer::send(const TopicPartitionId& tp, std::vector<ProducerRecord> records, Done done) {
@@ -72,14 +72,14 @@ Producer::State::State(std::shared_ptr<detail::ClientCore> core_, ProducerConfig
 void Producer::State::enqueue(BatchPtr batch) {
   std::shared_ptr<Lane>& slot = lanes[batch->tp];
   if (slot == nullptr) {
-    slot = std::make_shared<Lane>();
+    slot = std::make_shared<Lane>(env.scheduler);
     slot->tp = batch->tp;
   }
   const std::shared_ptr<Lane> lane = slot;
   lane->queued.push_back(std::move(batch));
   ++unsettled;
   if (lane->sender_running) {
-    changed.notify_all();
+    lane->wake.notify_all();
     return;
   }
   lane->sender_running = true;
@@ -114,10 +114,15 @@ void Producer::State::settle_unresolved(const BatchPtr& batch, const std::string
   settle(batch, batch->maybe_appended ? Outcome::kUnknown : Outcome::kFailed);
 }
 
-std::function<void()> Producer::State::notifier() {
-  return [weak = weak_from_this()] {
-    if (std::shared_ptr<State> self = weak.lock()) self->changed.notify_all();
+std::function<void()> Producer::State::notifier(Lane& lane) {
+  // A call may finish after the producer is gone; its lanes live as long as the state does (never removed).
+  return [weak = weak_from_this(), woken = &lane] {
+    if (std::shared_ptr<State> self = weak.lock()) woken->wake.notify_all();
   };
+}
+
+void Producer::State::wake_all_lanes() {
+  for (const auto& [tp, lane] : lanes) lane->wake.notify_all();
 }
 
 // ---- Idempotence ----

@@ -45,12 +45,19 @@ void Producer::State::run_lane(const std::shared_ptr<Lane>& lane) {
     if (has_work(*lane)) continue;
     const std::optional<Instant> deadline = next_deadline(*lane);
     if (deadline) {
-      changed.wait_until(*deadline);
+      lane->wake.wait_until(*deadline);
     } else {
-      changed.wait();
+      lane->wake.wait();
     }
   }
   lane->sender_running = false;
+}
+
+void Producer::State::free_slot(int32_t node) {
+  int& in_flight = in_flight_by_node[node];
+  SLUICE_ASSERT(in_flight > 0);
+  // Only a full node's lanes wait for a slot (slot_free): below that, no sender needs waking.
+  if (in_flight-- == config.max_in_flight) wake_all_lanes();
 }
 
 bool Producer::State::slot_free(int32_t node) const {
@@ -87,10 +94,7 @@ void Producer::State::drain_answers(Lane& lane) {
   while (!lane.window.empty() && lane.window.front().call->done()) {
     const InFlight entry = std::move(lane.window.front());
     lane.window.pop_front();
-    int& in_flight = in_flight_by_node[entry.node];
-    SLUICE_ASSERT(in_flight > 0);
-    --in_flight;
-    changed.notify_all();  // a slot is free for the other lanes
+    free_slot(entry.node);
     handle_answer(lane, entry);
   }
   if (lane.window.empty()) {  // the round is over: what must go again is at the front of the queue
@@ -208,7 +212,7 @@ void Producer::State::abandon(Lane& lane, const std::string& why) {
   std::vector<BatchPtr> batches;
   for (const InFlight& entry : lane.window) {
     if (entry.call->written) entry.batch->maybe_appended = true;
-    --in_flight_by_node[entry.node];
+    free_slot(entry.node);
     batches.push_back(entry.batch);
   }
   lane.window.clear();
@@ -282,7 +286,7 @@ Result<bool> Producer::State::send_one(Lane& lane) {
   const int in_flight = ++in_flight_by_node[leader];
   SLUICE_ASSERT(in_flight <= config.max_in_flight);
   detail::CallPtr call = connection->start_framed(protocol::ApiKey::kProduce, version, std::move(framed),
-                                                  core->config().request_timeout, config.acks != 0, notifier());
+                                                  core->config().request_timeout, config.acks != 0, notifier(lane));
   lane.queued.pop_front();
   if (lane.retry_insert > 0) --lane.retry_insert;
   ++batch->attempts;

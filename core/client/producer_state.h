@@ -66,7 +66,12 @@ struct InFlight {
 };
 
 struct Lane {
+  explicit Lane(Scheduler& scheduler) : wake(scheduler) {}
+
   TopicPartitionId tp;
+  // Wakes the lane's sender: an answer to its window arrived, a batch was queued, a slot it may wait for freed, or
+  // the producer stopped. One queue per lane: with one for all, every answer woke every lane's sender.
+  WaitQueue wake;
   std::deque<BatchPtr> queued;  // to send: batches to send again first (in their order), then new ones
   std::deque<InFlight> window;  // written, answers awaited, in write order
   size_t retry_insert = 0;      // where the next batch to send again goes in `queued`, this round
@@ -97,7 +102,7 @@ struct Producer::State : std::enable_shared_from_this<Producer::State> {
   std::map<int32_t, int> in_flight_by_node;
   size_t unsettled = 0;
   bool stopped = false;  // the Producer is gone: lanes stop at their next step, settling nothing
-  WaitQueue changed;     // an answer arrived, a batch was queued or settled, a slot freed
+  WaitQueue changed;     // a batch settled (flush waits on it)
   int64_t producer_id = -1;
   int16_t producer_epoch = -1;
   Mutex identity_mutex;  // one InitProducerId at a time
@@ -109,11 +114,16 @@ struct Producer::State : std::enable_shared_from_this<Producer::State> {
   Status ensure_identity(detail::Lane& lane);
   Status reset_identity(detail::Lane& lane);
   Status init_producer_id();
-  std::function<void()> notifier();
+  // What a call's completion runs: it wakes `lane`'s sender.
+  std::function<void()> notifier(detail::Lane& lane);
+  // Wakes every lane's sender (a slot of a full node freed, the producer stopped).
+  void wake_all_lanes();
 
   // The sender fiber and its steps (producer_lane.cc).
   void run_lane(const std::shared_ptr<detail::Lane>& lane);
   void drain_answers(detail::Lane& lane);
+  // Gives back a slot of `node` taken for a call of the window; when the node was full, other lanes may wait.
+  void free_slot(int32_t node);
   void handle_answer(detail::Lane& lane, const detail::InFlight& entry);
   void handle_error_code(detail::Lane& lane, const detail::BatchPtr& batch, int16_t error);
   void requeue(detail::Lane& lane, const detail::BatchPtr& batch);
