@@ -31,7 +31,8 @@
 // NOT_LEADER_OR_FOLLOWER where the node does not lead, so leadership moving mid-flight cannot make a loop. A failed
 // forward answers NOT_LEADER_OR_FOLLOWER, or REQUEST_TIMED_OUT once the request was written; the wait
 // is bounded by timeout_ms (at least kMinForwardWait). NOT_LEADER_OR_FOLLOWER without forwarding: no leader known,
-// or this node is the leader but its replica is not ready. The follower-drops-acks0 mutation (a bug to catch) and the
+// or this node is the leader but its replica is not ready; an acks=0 produce first waits as long for an election to
+// name a leader (await_leader_for_acks0), since its client would never learn of the error. The follower-drops-acks0 mutation (a bug to catch) and the
 // injected fault drop-acks0-forwards (a behaviour whose cost a scenario measures) drop an acks=0 forward.
 #include <fmt/format.h>
 
@@ -41,6 +42,7 @@
 #include "core/base/mutations.h"
 #include "core/client/errors.h"
 #include "core/client/requests.h"
+#include "core/cluster/append_watch.h"
 #include "core/cluster/partition.h"
 #include "core/kafka/broker.h"
 #include "core/kafka/handlers/handlers.h"
@@ -218,6 +220,25 @@ std::optional<int32_t> forward_leader(RequestContext& ctx, const storage::TopicP
   return leader;
 }
 
+// An acks=0 produce's client never learns that it failed, so a partition in an election (its replica knows no
+// leader) is given until `deadline` to elect one before its records are forwarded or appended, rather than dropped
+// with NOT_LEADER_OR_FOLLOWER: a run without faults loses nothing, whatever the acks (cluster_follower_produce seed
+// 190170 with BUGGIFY lost one to the election that follows a partition's creation). acks 1 and all answer the
+// error at once, as Kafka does, and their clients send again.
+void await_leader_for_acks0(RequestContext& ctx, const storage::TopicPartition& tp, Instant deadline) {
+  while (!ctx.broker.stopping() && ctx.env.clock.now() < deadline) {
+    const std::shared_ptr<cluster::Partition> local = ctx.broker.partitions().find(tp);
+    if (local == nullptr || !local->replicated()) return;
+    // Linked before the check, with no suspension in between: a leadership move notifies the partition's signal.
+    cluster::AppendWatch watch(ctx.env.scheduler, 2);
+    watch.watch(ctx.broker.partitions().broker_wide());
+    watch.watch(local->appends());
+    if (local->leader() >= 0) return;
+    SLUICE_PROBE("produce.acks0_awaits_leader");
+    watch.wait_until(deadline);
+  }
+}
+
 struct ForwardedPartition {
   size_t topic_slot;      // in ProduceResponse::responses
   size_t partition_slot;  // in that topic's partition_responses
@@ -308,6 +329,11 @@ Produced produce(RequestContext& ctx, const ProduceRequest& request) {
     answer.name = topic.name;
     const Result<int32_t> partitions = topic_partitions(ctx, topic.name);
     for (const ProduceRequest::PartitionData& partition : topic.partition_data) {
+      if (*acks == cluster::Acks::kNone && ctx.broker.cluster() != nullptr && !is_forwarded(ctx.header) &&
+          partitions.ok() && partition.index >= 0 && partition.index < *partitions) {
+        const Instant until = std::max(out.deadline, ctx.env.clock.now() + kMinForwardWait);
+        await_leader_for_acks0(ctx, {topic.name, partition.index}, until);
+      }
       // What depends on this request's version (zstd) is judged here: the forward may go at another version.
       const std::optional<int32_t> leader =
           partitions.ok() && partition.index >= 0 && partition.index < *partitions &&

@@ -178,5 +178,38 @@ TEST(ProduceForwarding, WhileNoLeaderIsKnownAFollowerAnswersNotLeaderOrFollowerW
   }));
 }
 
+// An acks=0 produce reaching a node whose replica knows no leader (an election in progress) waits for one rather
+// than drop the records, since its client never learns of a failure: here the two other nodes are down when it
+// arrives and come back while it waits, and the leader they elect serves the records.
+TEST(ProduceForwarding, AnAcks0ProduceDuringAnElectionWaitsForTheLeader) {
+  KafkaCluster c;
+  ASSERT_TRUE(c.run_until([&] { return c.registered(kAll); }));
+  int32_t leader = -1;
+  ASSERT_TRUE(c.on_client([&](Env env) {
+    create(env, 1, "orders", 3);
+    if (::testing::Test::HasFatalFailure()) return;
+    leader = agreed_leader(env, kAll, "orders");
+  }));
+  ASSERT_GE(leader, 1);
+  const int32_t survivor = leader % 3 + 1;
+  for (int32_t id : kAll) {
+    if (id != survivor) c.crash(id);
+  }
+  ASSERT_TRUE(c.on_client([&](Env env) {
+    env.scheduler.sleep_for(2s);  // past the survivor's election timeout: its replica knows no leader
+    ASSERT_NE(c.broker(survivor)->partitions().find({"orders", 0}), nullptr);
+    EXPECT_LT(c.broker(survivor)->partitions().find({"orders", 0})->leader(), 0);
+    produce_without_acks(env, survivor, "orders", 4);
+  }));
+  for (int32_t id : kAll) {
+    if (id != survivor) c.boot(id);
+  }
+  ASSERT_TRUE(c.on_client([&](Env env) {
+    const int32_t elected = agreed_leader(env, kAll, "orders");
+    ASSERT_GE(elected, 1);
+    EXPECT_EQ(served_offsets(env, elected, "orders", 4).size(), 4u) << "the acks=0 records reached the new leader";
+  }));
+}
+
 }  // namespace
 }  // namespace sluice::kafka::testing
