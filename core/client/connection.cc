@@ -76,7 +76,9 @@ Connection::Connection(Env env, Address address, std::unique_ptr<Stream> stream,
       address_(std::move(address)),
       stream_(std::move(stream)),
       client_id_(std::move(client_id)),
-      write_mutex_(env.scheduler) {}
+      write_mutex_(env.scheduler) {
+  chosen_versions_.fill(kUnchosen);
+}
 
 Connection::~Connection() {
   // The reader fiber co-owns the connection, so it is gone: only a connection that failed to start gets here open.
@@ -122,6 +124,8 @@ Status Connection::negotiate_versions(Duration timeout) {
 }
 
 Result<int16_t> Connection::version_for(protocol::ApiKey api) const {
+  const auto key = static_cast<size_t>(static_cast<uint16_t>(api));
+  if (key < kChosenApis && chosen_versions_[key] != kUnchosen) return chosen_versions_[key];
   auto broker = broker_versions_.find(static_cast<int16_t>(api));
   const VersionRange theirs = broker == broker_versions_.end() ? VersionRange{} : broker->second;
   const std::optional<int16_t> version = choose_version(client_versions(api), theirs);
@@ -132,6 +136,8 @@ Result<int16_t> Connection::version_for(protocol::ApiKey api) const {
                     address_.to_string(), theirs.min, theirs.max, client_versions(api).min, client_versions(api).max),
         errc::kUnsupportedVersion);
   }
+  // The broker's ranges are learnt once, before any request asks (negotiate_versions).
+  if (key < kChosenApis && !broker_versions_.empty()) chosen_versions_[key] = *version;
   return *version;
 }
 

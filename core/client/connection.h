@@ -12,6 +12,7 @@
 // waiters.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -125,6 +126,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool broken_ = false;
   Status failure_;
   std::map<int16_t, VersionRange> broker_versions_;
+  // version_for's answers by api key, worked out once (every request asks): kUnchosen until then.
+  static constexpr int16_t kUnchosen = -1;
+  static constexpr size_t kChosenApis = 128;
+  mutable std::array<int16_t, kChosenApis> chosen_versions_{};
 };
 
 }  // namespace sluice::client::detail
