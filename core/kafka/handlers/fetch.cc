@@ -270,6 +270,32 @@ void FetchRound::account(FetchResponse::Partition& partition, const FetchRequest
   if (next_offset < partition.high_watermark) answer_now_ = true;
 }
 
+// The partitions of a long poll that has nothing to read yet: each one this node leads, at the request's leader
+// epoch, readable in its version, and asked for from its high watermark (no records, no error, no moved leader);
+// empty when any partition falls outside that, or the request may not wait. Its first round would build an answer
+// without records and drop it to wait: the caller waits first instead, and the round after reads as that one would.
+std::vector<std::shared_ptr<cluster::Partition>> waiting_at_high_watermarks(RequestContext& ctx,
+                                                                           const FetchRequest& request) {
+  std::vector<std::shared_ptr<cluster::Partition>> waiting;
+  if (request.max_wait_ms <= 0 || request.min_bytes <= 0 || request.max_bytes <= 0 || request.topics.empty() ||
+      ctx.version() >= kFirstTopicIdVersion || ctx.broker.stopping()) {
+    return waiting;
+  }
+  for (const FetchRequest::Topic& topic : request.topics) {
+    for (const FetchRequest::Partition& p : topic.partitions) {
+      std::shared_ptr<cluster::Partition> partition = ctx.broker.partitions().find({topic.topic, p.partition});
+      const bool idle = partition != nullptr && p.partition_max_bytes > 0 && partition->is_leader() &&
+                        (p.current_leader_epoch < 0 || p.current_leader_epoch == partition->leader_epoch()) &&
+                        p.last_fetched_epoch < 0 && p.fetch_offset == partition->high_watermark() &&
+                        (partition->config().compression_type != storage::Compression::kZstd ||
+                         ctx.version() >= kFirstZstdVersion);
+      if (!idle) return {};
+      waiting.push_back(std::move(partition));
+    }
+  }
+  return waiting;
+}
+
 Result<FetchResponse> fetch(RequestContext& ctx, const FetchRequest& request) {
   if (!is_full_fetch(request)) {
     FetchResponse response;
@@ -278,6 +304,13 @@ Result<FetchResponse> fetch(RequestContext& ctx, const FetchRequest& request) {
   }
   const Instant deadline = ctx.env.clock.now() + std::chrono::milliseconds(std::max(0, request.max_wait_ms));
   bool expired = false;
+  if (const auto waiting = waiting_at_high_watermarks(ctx, request); !waiting.empty()) {
+    SLUICE_PROBE("fetch.waits_before_its_first_round");
+    cluster::AppendWatch watch(ctx.env.scheduler, waiting.size() + 1);
+    watch.watch(ctx.broker.partitions().broker_wide());
+    for (const auto& partition : waiting) watch.watch(partition->appends());
+    expired = !watch.wait_until(deadline);
+  }
   while (true) {
     FetchRound round(ctx, request);
     FetchResponse response = round.run();
