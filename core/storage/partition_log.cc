@@ -131,11 +131,20 @@ Result<AppendResult> PartitionLog::append(ByteView batches, const AppendOptions&
                         ", below the log's latest epoch " + std::to_string(*latest),
                     static_cast<int16_t>(ErrorCode::kNotLeaderOrFollower));
     }
-    OutgoingBatches outgoing;
+    OutgoingBatches& outgoing = outgoing_;  // only the guard's holder uses it: its room serves every append
+    outgoing.clear();
     result = assign_offsets(batches, spans, options, &outgoing);
     SLUICE_TRY(write_locked(outgoing.parts, spans, batches.size(), result));
   }
   return finish_append(std::move(result), options);
+}
+
+void PartitionLog::OutgoingBatches::clear() {
+  constexpr size_t kKeptCopyBytes = 64 * 1024;  // a LogAppendTime copy of a large request is not kept per log
+  copy.clear();
+  if (copy.capacity() > kKeptCopyBytes) Bytes().swap(copy);
+  base_offsets.clear();
+  parts.clear();
 }
 
 // Under CreateTime only each batch's base offset changes, and it lies outside the CRC: the batches go to disk

@@ -363,6 +363,8 @@ class PartitionLog {
     std::vector<std::array<uint8_t, kBaseOffsetBytes>> base_offsets;  // CreateTime: each batch's new first bytes
     std::array<uint8_t, 4> epoch{};                                 // CreateTime with leader_epoch: bytes 12..16
     std::vector<ByteView> parts;
+    // Empties it for the next append, keeping the vectors' room (a large copy's is given back).
+    void clear();
   };
   AppendResult assign_offsets(ByteView batches, std::vector<BatchSpan>& spans, const AppendOptions& options,
                               OutgoingBatches* out);
@@ -396,6 +398,7 @@ class PartitionLog {
   // hand-off leaves it locked when the fiber it was handed to is killed before running, and ~Mutex asserts.
   bool append_locked_ = false;
   WaitQueue append_waiters_;
+  OutgoingBatches outgoing_;  // the append holding the append guard's; reused for its room
   bool syncing_ = false;      // a sync round is running (group commit's single flusher)
   WaitQueue sync_done_;       // appenders waiting for the running round
   std::deque<std::shared_ptr<SyncJob>> help_;  // the running round's index syncs that no waiter took yet
