@@ -32,8 +32,9 @@
 // forward answers NOT_LEADER_OR_FOLLOWER, or REQUEST_TIMED_OUT once the request was written; the wait
 // is bounded by timeout_ms (at least kMinForwardWait). NOT_LEADER_OR_FOLLOWER without forwarding: no leader known,
 // or this node is the leader but its replica is not ready; an acks=0 produce first waits as long for an election to
-// name a leader (await_leader_for_acks0), since its client would never learn of the error. The follower-drops-acks0 mutation (a bug to catch) and the
-// injected fault drop-acks0-forwards (a behaviour whose cost a scenario measures) drop an acks=0 forward.
+// name a leader (await_leader_for_acks0), since its client would never learn of the error. The follower-drops-acks0
+// mutation (a bug to catch) and the injected fault drop-acks0-forwards (a behaviour whose cost a scenario measures)
+// drop an acks=0 forward.
 #include <fmt/format.h>
 
 #include <algorithm>
