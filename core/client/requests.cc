@@ -147,6 +147,11 @@ FetchRequest fetch_request(const TopicPartitionId& tp, int64_t offset, const Fet
   return request;
 }
 
+namespace {
+// A record takes at least this many bytes in a batch (length, attributes, deltas, key and value lengths, headers).
+constexpr size_t kMinFetchedRecordBytes = 7;
+}  // namespace
+
 Status decode_fetched_records(ByteView records, int64_t offset, std::vector<FetchedRecordView>* out,
                               std::vector<Bytes>* decompressed, int64_t* next_offset) {
   // Batch by batch, without a vector of them (storage::for_each_batch walks as split_batches does).
@@ -162,6 +167,10 @@ Status decode_fetched_records(ByteView records, int64_t offset, std::vector<Fetc
     if (header.control() || header.last_offset() < offset) return Status();
     // Straight into the answer, without a storage::Record (headers and all) per record first.
     const size_t before = out->size();
+    // Room for the batch's records at once (the count bounded by what its bytes can hold), growing geometrically.
+    const size_t needed = before + std::min<size_t>(static_cast<size_t>(std::max(header.record_count, 0)),
+                                                    batch.size() / kMinFetchedRecordBytes);
+    if (needed > out->capacity()) out->reserve(std::max(needed, 2 * out->capacity()));
     Bytes storage;
     const Status decoded = storage::for_each_record(
         batch, header,
