@@ -5,7 +5,9 @@
 #   1. determinism: every scenario in ROOT/scenarios runs seed 1 twice in one process (--check-determinism names
 #      the first event where the runs differ) and once more in another process, whose trace hash must match;
 #   2. mutations: `sluice fuzz --prove-mutations` over every scenario: each mutation a scenario's [checks] catches
-#      names is caught within 8 seeds, and those seeds pass without it;
+#      names is caught within 24 seeds, and those seeds pass without it (most are caught by seed 1 or 2; the stale
+#      leader's fetch needs a deposed leader paused at the wrong moment and a consumer still asking it, which
+#      cluster_pause_slow_disk_swizzle arranges in about one seed in ten: seed 16 first at 609709d);
 #   3. shrinking: `sluice fuzz --shrink` cuts crash_loop_persisted's first seed failing with skip-persisted-fsync
 #      down to a scenario file that replays failing with the mutation, and passing without it;
 #   4. a short fuzz: every scenario round robin from seed 100 for SECONDS of wall time (default 150), half of the
@@ -47,7 +49,7 @@ for scenario in "${scenarios[@]}"; do
   fi
 done
 
-if "${sluice}" fuzz "${scenarios[@]/#/--scenario=}" --seeds 8 --prove-mutations > "${work}/mutations" 2>&1; then
+if "${sluice}" fuzz "${scenarios[@]/#/--scenario=}" --seeds 24 --prove-mutations > "${work}/mutations" 2>&1; then
   cat "${work}/mutations"
   echo "ok: every mutation is caught and the same seeds pass without it"
 else

@@ -20,7 +20,7 @@ TEST(Shrink, APlantedBugShrinksToASmallerScenarioThatStillFails) {
   Result<Scenario> scenario = load_scenario_file(sluice::testing::source_path("scenarios/crash_loop_persisted.toml"));
   ASSERT_TRUE(scenario.ok()) << scenario.status().to_string();
   RunOptions run;
-  run.seed = 1;  // the first seed that catches the bug (ci/test-sim.sh proves it within 8)
+  run.seed = 1;  // the first seed that catches the bug (ci/test-sim.sh proves it within 24)
   run.mutations.add(Mutation::kSkipPersistedFsync);
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("sluice-shrink-test-" + std::to_string(getpid()));
