@@ -107,8 +107,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Breaks the connection: closes the stream and finishes every pending call (see the header comment).
   void fail(const Status& why);
   void finish(Call& call, Result<Bytes> result);
-  // start's steps before and after the write (under write_mutex_). begin_call returns null once the call has
-  // finished (the connection is broken) and otherwise leaves its frame head in head_.
+  // start's steps before and after the write (under write_mutex_). begin_call returns the call finished already
+  // when the connection is broken, and otherwise leaves its frame head in head_.
   CallPtr begin_call(protocol::ApiKey api, int16_t version, size_t body_bytes, Duration timeout, bool expect_response,
                      std::function<void()> on_finished);
   void end_call(const CallPtr& call, const Status& wrote);

@@ -24,6 +24,7 @@ Producer::Producer(Client& client, ProducerConfig config)
 Producer::~Producer() {
   state_->stopped = true;
   state_->wake_all_lanes();
+  state_->changed.notify_all();  // a flush on another fiber re-checks
 }
 
 void Producer::send(const TopicPartitionId& tp, std::vector<ProducerRecord> records, Done done) {

@@ -277,8 +277,9 @@ void FetchRound::account(FetchResponse::Partition& partition, const FetchRequest
 std::vector<std::shared_ptr<cluster::Partition>> waiting_at_high_watermarks(RequestContext& ctx,
                                                                            const FetchRequest& request) {
   std::vector<std::shared_ptr<cluster::Partition>> waiting;
-  if (request.max_wait_ms <= 0 || request.min_bytes <= 0 || request.max_bytes <= 0 || request.topics.empty() ||
-      ctx.version() >= kFirstTopicIdVersion || ctx.broker.stopping()) {
+  if (request.max_wait_ms <= 0 || request.min_bytes <= 0 || request.max_bytes <= 0 ||
+      ctx.broker.config().fetch_max_bytes <= 0 || request.topics.empty() || ctx.version() >= kFirstTopicIdVersion ||
+      ctx.broker.stopping()) {
     return waiting;
   }
   for (const FetchRequest::Topic& topic : request.topics) {
