@@ -205,14 +205,18 @@ FetchedRecord owned_record(const FetchedRecordView& view) {
   return record;
 }
 
+void append_owned(const std::vector<FetchedRecordView>& views, std::vector<FetchedRecord>* out) {
+  out->reserve(out->size() + views.size());
+  for (const FetchedRecordView& view : views) out->push_back(owned_record(view));
+}
+
 }  // namespace
 
 Status decode_fetched_records(ByteView records, int64_t offset, std::vector<FetchedRecord>* out, int64_t* next_offset) {
   std::vector<FetchedRecordView> views;
   std::vector<Bytes> decompressed;
   const Status decoded = decode_fetched_records(records, offset, &views, &decompressed, next_offset);
-  out->reserve(out->size() + views.size());
-  for (const FetchedRecordView& view : views) out->push_back(owned_record(view));
+  append_owned(views, out);
   return decoded;
 }
 
@@ -222,8 +226,7 @@ FetchResult owned_fetch_result(const FetchView& view) {
   result.high_watermark = view.high_watermark;
   result.log_start_offset = view.log_start_offset;
   result.next_offset = view.next_offset;
-  result.records.reserve(view.records.size());
-  for (const FetchedRecordView& record : view.records) result.records.push_back(owned_record(record));
+  append_owned(view.records, &result.records);
   return result;
 }
 

@@ -19,6 +19,15 @@ using namespace testing;
 using protocol::ApiKey;
 using storage::Compression;
 
+// One batch of `records` (offsets 0..n-1), moved to base offset `base`, as a fetch would return it.
+Bytes batch_at_offset(int64_t base, const std::vector<storage::Record>& records,
+                      const storage::BatchOptions& options = {}) {
+  Result<Bytes> built = storage::build_batch(records, options);
+  EXPECT_TRUE(built.ok());
+  storage::set_base_offset(MutableByteView(built->data(), built->size()), base);
+  return std::move(*built);
+}
+
 // Repetitive values, so that every codec makes the batch smaller.
 std::vector<ProducerRecord> compressible_batch(int count) {
   std::vector<ProducerRecord> records;
@@ -147,10 +156,7 @@ TEST(ClientProduceFetch, NextOffsetPassesControlBatches) {
     }
     storage::BatchOptions options;
     options.control = control;
-    Result<Bytes> built = storage::build_batch(records, options);
-    EXPECT_TRUE(built.ok());
-    storage::set_base_offset(MutableByteView(built->data(), built->size()), base);
-    return std::move(*built);
+    return batch_at_offset(base, records, options);
   };
   const Bytes marker = batch_at(7, 1, true);
   std::vector<FetchedRecord> records;
@@ -185,10 +191,7 @@ TEST(ClientProduceFetch, ABatchThatDoesNotDecodeWholeLeavesNoneOfItsRecords) {
       records[i].timestamp = 1000;
       records[i].value = to_bytes(fmt::format("v{}", base + i));
     }
-    Result<Bytes> built = storage::build_batch(records, storage::BatchOptions());
-    EXPECT_TRUE(built.ok());
-    storage::set_base_offset(MutableByteView(built->data(), built->size()), base);
-    return std::move(*built);
+    return batch_at_offset(base, records);
   };
   Bytes bad = batch_of_two(2);
   constexpr size_t kRecordCountAt = 57;
@@ -216,10 +219,7 @@ TEST(ClientProduceFetch, FetchedViewsOfCompressedAndPlainBatchesOutliveTheDecodi
     }
     storage::BatchOptions options;
     options.compression = compression;
-    Result<Bytes> built = storage::build_batch(records, options);
-    EXPECT_TRUE(built.ok());
-    storage::set_base_offset(MutableByteView(built->data(), built->size()), base);
-    return std::move(*built);
+    return batch_at_offset(base, records, options);
   };
   FetchView view;
   view.answer = batch_at(0, storage::Compression::kLz4);

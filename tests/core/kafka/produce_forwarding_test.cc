@@ -87,6 +87,25 @@ bool produce_through_a_follower(KafkaCluster& c, const std::string& topic, int16
   return acks0_arrived;
 }
 
+// Creates `topic` (one partition on all three nodes) and crashes its leader and one more node: the node left up,
+// -1 when the topic got no leader. Without a quorum, its replica knows no leader once its election timeout passes.
+int32_t leave_one_replica_up(KafkaCluster& c, const std::string& topic) {
+  if (!c.run_until([&] { return c.registered(kAll); })) return -1;
+  int32_t leader = -1;
+  if (!c.on_client([&](Env env) {
+        create(env, 1, topic, 3);
+        if (!::testing::Test::HasFatalFailure()) leader = agreed_leader(env, kAll, topic);
+      })) {
+    return -1;
+  }
+  if (leader < 1) return -1;
+  const int32_t survivor = leader % 3 + 1;
+  for (int32_t id : kAll) {
+    if (id != survivor) c.crash(id);
+  }
+  return survivor;
+}
+
 const std::vector<uint64_t> kSeeds{5, 11, 23, 42};
 
 TEST(ProduceForwarding, AFollowerForwardsAcksAllOneAndZeroToTheLeader) {
@@ -131,18 +150,8 @@ TEST(ProduceForwarding, AForwardedProduceIsNeverForwardedAgain) {
 
 TEST(ProduceForwarding, WithoutAReachableLeaderAFollowerAnswersNotLeaderOrFollower) {
   KafkaCluster c;
-  ASSERT_TRUE(c.run_until([&] { return c.registered(kAll); }));
-  int32_t leader = -1;
-  ASSERT_TRUE(c.on_client([&](Env env) {
-    create(env, 1, "orders", 3);
-    if (::testing::Test::HasFatalFailure()) return;
-    leader = agreed_leader(env, kAll, "orders");
-  }));
-  ASSERT_GE(leader, 1);
-  const int32_t survivor = leader % 3 + 1;
-  for (int32_t id : kAll) {
-    if (id != survivor) c.crash(id);
-  }
+  const int32_t survivor = leave_one_replica_up(c, "orders");
+  ASSERT_GE(survivor, 1);
   ASSERT_TRUE(c.on_client([&](Env env) {
     // The survivor has no quorum: its replica knows no leader once its election timeout passes, and the metadata
     // still names the dead one.
@@ -183,18 +192,8 @@ TEST(ProduceForwarding, WhileNoLeaderIsKnownAFollowerAnswersNotLeaderOrFollowerW
 // arrives and come back while it waits, and the leader they elect serves the records.
 TEST(ProduceForwarding, AnAcks0ProduceDuringAnElectionWaitsForTheLeader) {
   KafkaCluster c;
-  ASSERT_TRUE(c.run_until([&] { return c.registered(kAll); }));
-  int32_t leader = -1;
-  ASSERT_TRUE(c.on_client([&](Env env) {
-    create(env, 1, "orders", 3);
-    if (::testing::Test::HasFatalFailure()) return;
-    leader = agreed_leader(env, kAll, "orders");
-  }));
-  ASSERT_GE(leader, 1);
-  const int32_t survivor = leader % 3 + 1;
-  for (int32_t id : kAll) {
-    if (id != survivor) c.crash(id);
-  }
+  const int32_t survivor = leave_one_replica_up(c, "orders");
+  ASSERT_GE(survivor, 1);
   ASSERT_TRUE(c.on_client([&](Env env) {
     env.scheduler.sleep_for(2s);  // past the survivor's election timeout: its replica knows no leader
     ASSERT_NE(c.broker(survivor)->partitions().find({"orders", 0}), nullptr);
@@ -202,7 +201,7 @@ TEST(ProduceForwarding, AnAcks0ProduceDuringAnElectionWaitsForTheLeader) {
     produce_without_acks(env, survivor, "orders", 4);
   }));
   for (int32_t id : kAll) {
-    if (id != survivor) c.boot(id);
+    if (id != survivor) c.boot(id);  // the two come back while the produce waits
   }
   ASSERT_TRUE(c.on_client([&](Env env) {
     const int32_t elected = agreed_leader(env, kAll, "orders");
