@@ -37,6 +37,7 @@ readonly ALLOWED=(
   "core/env/scheduler\\.cc|sanitizer/common_interface_defs\\.h|ASan must be told of each fiber switch (DESIGN.md §7)"
   "core/env/scheduler\\.cc|sanitizer/asan_interface\\.h|a reused fiber stack is unpoisoned for ASan (DESIGN.md §7)"
   "core/base/log\\.cc|spdlog/.*|log.cc is the only translation unit that includes spdlog (style.md §3.9)"
+  "core/protocol/small_array\\.h|boost/container/small_vector\\.hpp|one container, no OS (message arrays)"
   "core/base/assert\\.cc|cstdio|a failed assertion prints with fprintf to stderr, with no Logger at hand"
 )
 

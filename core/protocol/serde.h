@@ -23,7 +23,7 @@
 //   std::string / std::optional<std::string>                                     string / nullable string
 //   Bytes / std::optional<Bytes>                                                 bytes / nullable bytes
 //   Records                                                                      nullable bytes, kept as a view
-//   std::vector<T> / std::optional<std::vector<T>>                               array / nullable array
+//   std::vector<T>, SmallArray<T> / std::optional<std::vector<T>>                array / nullable array
 //   a struct with serde / std::optional<struct>                                  struct / nullable struct (int8 -1)
 //
 // Classic or compact encodings follow `flexible`; a struct in a flexible version ends with its tagged-field block.
@@ -44,6 +44,7 @@
 
 #include "core/base/bytes.h"
 #include "core/base/status.h"
+#include "core/protocol/small_array.h"
 #include "core/protocol/wire.h"
 
 namespace sluice::protocol {
@@ -72,6 +73,17 @@ template <typename T>
 struct IsOptional : std::false_type {};
 template <typename T>
 struct IsOptional<std::optional<T>> : std::true_type {};
+
+template <typename T>
+struct IsArray : std::false_type {};
+template <typename T>
+struct IsArray<std::vector<T>> : std::true_type {};
+template <typename T>
+struct IsArray<SmallArray<T>> : std::true_type {};
+
+// The containers an array field may be: std::vector or SmallArray (Bytes, a vector of bytes, has its own overload).
+template <typename A>
+concept WireArray = IsArray<A>::value;
 
 constexpr bool field_present(const FieldSpec& spec, int16_t version) {
   return version >= spec.since && version <= spec.until;
@@ -156,8 +168,8 @@ class Decoder {
       read_struct(n, v.emplace());
     }
   }
-  template <typename T>
-  void read(std::string_view n, std::vector<T>& v, bool) {
+  template <detail::WireArray A>
+  void read(std::string_view n, A& v, bool) {
     const int32_t count = reader_.read_array_length(n, flexible_);
     if (count < 0) null_check(n, false);
     read_elements(n, v, count);
@@ -173,8 +185,9 @@ class Decoder {
     }
   }
 
-  template <typename T>
-  void read_elements(std::string_view n, std::vector<T>& v, int32_t count) {
+  template <detail::WireArray A>
+  void read_elements(std::string_view n, A& v, int32_t count) {
+    using T = typename A::value_type;
     static_assert(!detail::IsOptional<T>::value && !std::is_same_v<T, bool>, "no Kafka array holds these");
     v.clear();
     if (count <= 0) return;
@@ -188,9 +201,7 @@ class Decoder {
     if (!reader_.charge_decoded(n, static_cast<size_t>(count), sizeof(T))) return;
     v.reserve(static_cast<size_t>(count));
     for (int32_t i = 0; i < count && reader_.ok(); ++i) {
-      T element{};
-      read(n, element, false);
-      v.push_back(std::move(element));
+      read(n, v.emplace_back(), false);  // in place: a SmallArray member moves element by element
     }
   }
 
@@ -289,10 +300,10 @@ class Encoder {
     writer_.put_int8(v ? 1 : -1);
     if (v) write_struct(*v);
   }
-  template <typename T>
-  void write(std::string_view n, const std::vector<T>& v, bool) {
+  template <detail::WireArray A>
+  void write(std::string_view n, const A& v, bool) {
     writer_.put_array_length(n, v.size(), flexible_);
-    for (const T& element : v) write(n, element, false);
+    for (const auto& element : v) write(n, element, false);
   }
   template <typename T>
   void write(std::string_view n, const std::optional<std::vector<T>>& v, bool nullable) {

@@ -13,6 +13,7 @@
 #include "core/protocol/message.h"
 #include "core/protocol/messages/leader_discovery.h"
 #include "core/protocol/serde.h"
+#include "core/protocol/small_array.h"
 #include "core/protocol/wire.h"
 
 namespace sluice::protocol {
@@ -60,7 +61,7 @@ struct FetchRequest {
   struct Topic {
     std::string topic;  // v0-12
     Uuid topic_id{};    // v13+
-    std::vector<Partition> partitions;
+    SmallArray<Partition> partitions;
 
     template <class Io>
     void serde(Io& io) {
@@ -188,7 +189,7 @@ struct FetchResponse {
   struct Topic {
     std::string topic;  // v0-12
     Uuid topic_id{};    // v13+
-    std::vector<Partition> partitions;
+    SmallArray<Partition> partitions;
 
     template <class Io>
     void serde(Io& io) {

@@ -12,6 +12,7 @@
 #include "core/protocol/message.h"
 #include "core/protocol/messages/leader_discovery.h"
 #include "core/protocol/serde.h"
+#include "core/protocol/small_array.h"
 #include "core/protocol/wire.h"
 
 namespace sluice::protocol {
@@ -33,7 +34,7 @@ struct ProduceRequest {
 
   struct TopicData {
     std::string name;
-    std::vector<PartitionData> partition_data;
+    SmallArray<PartitionData> partition_data;
 
     template <class Io>
     void serde(Io& io) {
@@ -96,7 +97,7 @@ struct ProduceResponse {
 
   struct TopicResponse {
     std::string name;
-    std::vector<PartitionResponse> partition_responses;
+    SmallArray<PartitionResponse> partition_responses;
 
     template <class Io>
     void serde(Io& io) {

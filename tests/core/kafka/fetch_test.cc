@@ -29,7 +29,9 @@ FetchRequest fetch_of(const std::string& topic, std::vector<FetchRequest::Partit
   request.max_wait_ms = 0;
   request.min_bytes = 1;
   request.max_bytes = 50 << 20;
-  request.topics.push_back({.topic = topic, .partitions = std::move(partitions)});
+  FetchRequest::Topic& named = request.topics.emplace_back();
+  named.topic = topic;
+  named.partitions.assign(partitions.begin(), partitions.end());
   return request;
 }
 

@@ -6,10 +6,12 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/protocol/error_codes.h"
 #include "core/protocol/serde.h"
+#include "core/protocol/small_array.h"
 #include "tests/core/protocol/protocol_test_util.h"
 
 namespace sluice::protocol {
@@ -165,6 +167,51 @@ TEST(WireSerde, RoundTripsEveryTypeAtEveryVersion) {
     EXPECT_EQ(back, expected_at(e, version)) << "version " << version;
     EXPECT_EQ(encoded(back, version, flexible), bytes) << "version " << version;
   }
+}
+
+// The same field as a SmallArray: the first element inline, the rest on the heap.
+struct SmallInners {
+  SmallArray<Inner> inners;
+
+  template <class Io>
+  void serde(Io& io) {
+    io.field("inners", inners);
+  }
+  bool operator==(const SmallInners&) const = default;
+};
+
+struct VectorInners {
+  std::vector<Inner> inners;
+
+  template <class Io>
+  void serde(Io& io) {
+    io.field("inners", inners);
+  }
+};
+
+TEST(WireSerde, SmallArraysEncodeAsVectorsDoAndMoveWhole) {
+  for (const int32_t count : {0, 1, 3}) {
+    SmallInners small;
+    VectorInners vector;
+    for (int32_t i = 0; i < count; ++i) {
+      const Inner inner{.id = i + 1, .label = "inner-" + std::to_string(i)};
+      small.inners.push_back(inner);
+      vector.inners.push_back(inner);
+    }
+    for (int16_t version = 0; version <= 2; ++version) {
+      const bool flexible = version == 2;
+      const Bytes bytes = encoded(small, version, flexible);
+      EXPECT_EQ(bytes, encoded(vector, version, flexible)) << count << " elements, v" << version;
+      EXPECT_EQ(decoded<SmallInners>(bytes, version, flexible), small) << count << " elements, v" << version;
+    }
+    const SmallInners copy = small;
+    SmallInners moved = std::move(small);  // inline or on the heap, the elements arrive whole
+    EXPECT_EQ(moved, copy);
+    std::vector<SmallInners> grown;
+    for (int i = 0; i < 5; ++i) grown.push_back(copy);  // regrowth moves them (noexcept), never loses one
+    for (const SmallInners& each : grown) EXPECT_EQ(each, copy);
+  }
+  static_assert(std::is_nothrow_move_constructible_v<SmallArray<Inner>>, "a vector of them moves when it grows");
 }
 
 TEST(WireSerde, KnownClassicAndFlexibleBytes) {
