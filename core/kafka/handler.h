@@ -4,6 +4,7 @@
 // does). Typed handlers take the decoded request struct and return the response struct (see `typed`).
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 
@@ -68,10 +69,22 @@ inline constexpr size_t kTypicalResponseBytes = 512;
 // Encodes a response body at `version`, behind protocol::kResponseHeadRoom bytes of room (HandlerOutcome). One that
 // would not fit in a frame fails before it is built past the limit (the connection then closes, logged), as no frame
 // could carry it: never an assertion, never a wrapped size.
+// Room for most answers; a message type that can say more (protocol::encoded_size_hint) gets what it says, up to
+// the limit, so that its encoding never regrows.
+template <protocol::ApiMessage Resp>
+size_t expected_response_bytes(const Resp& response, size_t max_bytes) {
+  if constexpr (requires { encoded_size_hint(response); }) {
+    return std::clamp(encoded_size_hint(response), kTypicalResponseBytes, std::max(kTypicalResponseBytes, max_bytes));
+  } else {
+    return kTypicalResponseBytes;
+  }
+}
+
 template <protocol::ApiMessage Resp>
 Result<Bytes> encode_response(const Resp& response, int16_t version, size_t max_bytes) {
   Bytes out;
-  out.reserve(kTypicalResponseBytes);  // one allocation for most answers, rather than the room's and then the body's
+  // One allocation for the room and the body.
+  out.reserve(protocol::kResponseHeadRoom + expected_response_bytes(response, max_bytes));
   out.resize(protocol::kResponseHeadRoom);
   SLUICE_TRY(protocol::encode_message(response, version, &out, max_bytes + protocol::kResponseHeadRoom));
   return out;

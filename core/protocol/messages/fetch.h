@@ -4,6 +4,7 @@
 // fields are not described: every served version has MaxBytes and IsolationLevel.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -214,5 +215,22 @@ struct FetchResponse {
     io.tagged("node_endpoints", node_endpoints, 0, {.since = 16});
   }
 };
+
+// At least the bytes a FetchResponse's encoding takes (its records, and a generous bound for every other field), so
+// that the broker encodes a large answer into one buffer: growing one copies what it holds and zero-fills the room
+// it adds, a megabyte at a time for a consumer catching up.
+inline size_t encoded_size_hint(const FetchResponse& response) {
+  constexpr size_t kPerTopicBytes = 64;       // name or id, array length, tagged fields
+  constexpr size_t kPerPartitionBytes = 128;  // the fixed fields, the records' length, an error's leader
+  size_t bytes = 64;
+  for (const FetchResponse::Topic& topic : response.responses) {
+    bytes += kPerTopicBytes + topic.topic.size();
+    for (const FetchResponse::Partition& partition : topic.partitions) {
+      bytes += kPerPartitionBytes + partition.records.bytes().size();
+      if (partition.aborted_transactions) bytes += 16 * partition.aborted_transactions->size();
+    }
+  }
+  return bytes;
+}
 
 }  // namespace sluice::protocol

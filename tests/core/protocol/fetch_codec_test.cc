@@ -279,6 +279,29 @@ TEST(FetchCodec, RoundTripsAtEveryVersion) {
 }
 
 // v13 names topics by id in the request (topics and forgotten topics) and in the response.
+// The broker sizes its answer's buffer from encoded_size_hint: it must never be below what the encoding takes, or a
+// consumer catching up would pay for the buffer regrowing (and the hint would be a lie).
+TEST(FetchCodec, EncodedSizeHintBoundsTheEncodingAtEveryVersion) {
+  FetchResponse large = sample_response();
+  FetchResponse::Partition& first = large.responses[0].partitions[0];
+  first.records = Records::own(Bytes(100'000, 7));
+  first.aborted_transactions = std::vector<FetchResponse::AbortedTransaction>(50, {7, 8});
+  for (int32_t i = 0; i < 40; ++i) {
+    FetchResponse::Partition more = first;
+    more.partition_index = i + 10;
+    more.records = Records::own(Bytes(static_cast<size_t>(i) * 37, 1));
+    large.responses[1].partitions.push_back(std::move(more));
+  }
+  large.responses[1].topic = std::string(200, 'x');
+  for (const FetchResponse& response : {FetchResponse{}, sample_response(), large}) {
+    for (int16_t version = 4; version <= 17; ++version) {
+      Bytes out;
+      ASSERT_TRUE(encode_message(response, version, &out).ok());
+      EXPECT_LE(out.size(), encoded_size_hint(response)) << "v" << version;
+    }
+  }
+}
+
 TEST(FetchCodec, V13NamesTopicsById) {
   FetchRequest request;
   request.max_wait_ms = 500;
