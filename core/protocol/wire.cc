@@ -114,7 +114,7 @@ SLUICE_READ_VARIANT(read_varlong, int64_t, ::sluice::read_varlong)
 SLUICE_READ_VARIANT(read_long_uvarint, uint32_t, ::sluice::read_unsigned_varint)
 #undef SLUICE_READ_VARIANT
 
-int64_t Reader::read_length(std::string_view field, bool compact, bool wide, size_t max) {
+int64_t Reader::read_length_slow(std::string_view field, bool compact, bool wide, size_t max) {
   int64_t length = 0;
   if (compact) {
     length = static_cast<int64_t>(read_uvarint(field)) - 1;

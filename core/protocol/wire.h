@@ -178,8 +178,25 @@ class Reader {
   }
   uint32_t read_long_uvarint(std::string_view field);
   std::vector<TaggedField> read_tagged_field_block(std::string_view where);
-  // A classic or compact length: -1 for null, else checked against `max` and the remaining bytes.
-  int64_t read_length(std::string_view field, bool compact, bool wide, size_t max);
+  // A classic or compact length: -1 for null, else checked against `max` and the remaining bytes. A length that
+  // passes both checks, in one byte when compact (nearly every string, array and records field, and the request
+  // header's classic client id), is read here, inline.
+  int64_t read_length(std::string_view field, bool compact, bool wide, size_t max) {
+    const size_t width = compact ? 1 : wide ? 4 : 2;
+    if (ok() && width <= in_.size() - pos_) [[likely]] {
+      const uint8_t* at = in_.data() + pos_;
+      // Null (a compact 0, a classic -1) wraps to a huge length and goes the slow way, as do long varints.
+      const size_t length = compact  ? (at[0] < 0x80 ? size_t{at[0]} - 1 : SIZE_MAX)
+                            : wide   ? static_cast<size_t>(static_cast<int64_t>(load_be<int32_t>(at)))
+                                     : static_cast<size_t>(static_cast<int64_t>(load_be<int16_t>(at)));
+      if (length <= max && length <= in_.size() - pos_ - width) [[likely]] {
+        pos_ += width;
+        return static_cast<int64_t>(length);
+      }
+    }
+    return read_length_slow(field, compact, wide, max);
+  }
+  int64_t read_length_slow(std::string_view field, bool compact, bool wide, size_t max);
 
   ByteView in_;
   size_t pos_ = 0;
