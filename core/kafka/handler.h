@@ -66,9 +66,6 @@ size_t max_response_bytes(const RequestContext& ctx);
 
 inline constexpr size_t kTypicalResponseBytes = 512;
 
-// Encodes a response body at `version`, behind protocol::kResponseHeadRoom bytes of room (HandlerOutcome). One that
-// would not fit in a frame fails before it is built past the limit (the connection then closes, logged), as no frame
-// could carry it: never an assertion, never a wrapped size.
 // Room for most answers; a message type that can say more (protocol::encoded_size_hint) gets what it says, up to
 // the limit, so that its encoding never regrows.
 template <protocol::ApiMessage Resp>
@@ -80,6 +77,9 @@ size_t expected_response_bytes(const Resp& response, size_t max_bytes) {
   }
 }
 
+// Encodes a response body at `version`, behind protocol::kResponseHeadRoom bytes of room (HandlerOutcome). One that
+// would not fit in a frame fails before it is built past the limit (the connection then closes, logged), as no frame
+// could carry it: never an assertion, never a wrapped size.
 template <protocol::ApiMessage Resp>
 Result<Bytes> encode_response(const Resp& response, int16_t version, size_t max_bytes) {
   Bytes out;
