@@ -195,6 +195,11 @@ Result<int32_t> topic_partitions(RequestContext& ctx, const std::string& name) {
 // timeout means nothing to Kafka) and the records must still reach the leader.
 constexpr auto kMinForwardWait = std::chrono::seconds(1);
 
+Instant forward_deadline(const RequestContext& ctx, const ProduceRequest& request) {
+  return ctx.env.clock.now() +
+         std::max<Duration>(std::chrono::milliseconds(std::max(0, request.timeout_ms)), kMinForwardWait);
+}
+
 // The leader a partition's records are forwarded to, when this node is not it: the local replica's leader when it
 // knows one, else the metadata image's RecordLeader (as Metadata answers). Nothing on a single node, for a request
 // that was forwarded already (the loop guard), while no leader is known, and when the leader is this node (not
@@ -263,9 +268,7 @@ void forward_all(RequestContext& ctx, const ProduceRequest& request, const Forwa
                  ProduceResponse* response) {
   ClusterTopics* cluster = ctx.broker.cluster();
   SLUICE_ASSERT(cluster != nullptr);
-  const Instant deadline =
-      ctx.env.clock.now() + std::max<Duration>(std::chrono::milliseconds(std::max(0, request.timeout_ms)),
-                                               kMinForwardWait);
+  const Instant deadline = forward_deadline(ctx, request);
   for (const auto& [leader, parts] : forwards) {
     if (request.acks == 0 && ctx.broker.config().mutations.has(Mutation::kFollowerDropsAcks0)) {
       SLUICE_PROBE("mutation.follower-drops-acks0");
@@ -325,22 +328,21 @@ Produced produce(RequestContext& ctx, const ProduceRequest& request) {
   out.acks = *acks;
   out.deadline = ctx.env.clock.now() + std::chrono::milliseconds(std::max(0, request.timeout_ms));
   Forwards forwards;
+  // An acks=0 produce waits for elections up to one forward's deadline in all, however many partitions wait.
+  const bool may_await_leader = *acks == cluster::Acks::kNone && ctx.broker.cluster() != nullptr &&
+                                !is_forwarded(ctx.header);
+  const Instant await_until = may_await_leader ? forward_deadline(ctx, request) : Instant{};
   for (const ProduceRequest::TopicData& topic : request.topic_data) {
     ProduceResponse::TopicResponse& answer = out.response.responses.emplace_back();
     answer.name = topic.name;
     const Result<int32_t> partitions = topic_partitions(ctx, topic.name);
     for (const ProduceRequest::PartitionData& partition : topic.partition_data) {
-      if (*acks == cluster::Acks::kNone && ctx.broker.cluster() != nullptr && !is_forwarded(ctx.header) &&
-          partitions.ok() && partition.index >= 0 && partition.index < *partitions) {
-        const Instant until = std::max(out.deadline, ctx.env.clock.now() + kMinForwardWait);
-        await_leader_for_acks0(ctx, {topic.name, partition.index}, until);
-      }
+      const bool known = partitions.ok() && partition.index >= 0 && partition.index < *partitions;
+      if (known && may_await_leader) await_leader_for_acks0(ctx, {topic.name, partition.index}, await_until);
       // What depends on this request's version (zstd) is judged here: the forward may go at another version.
-      const std::optional<int32_t> leader =
-          partitions.ok() && partition.index >= 0 && partition.index < *partitions &&
-                  check_compression(partition.records.bytes(), ctx.version()).ok()
-              ? forward_leader(ctx, {topic.name, partition.index})
-              : std::nullopt;
+      const std::optional<int32_t> leader = known && check_compression(partition.records.bytes(), ctx.version()).ok()
+                                                ? forward_leader(ctx, {topic.name, partition.index})
+                                                : std::nullopt;
       if (leader) {
         PartitionResponse& placeholder = answer.partition_responses.emplace_back();  // acks=0 answers nothing
         placeholder.index = partition.index;
