@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "core/client/client_core.h"
 #include "core/client/requests.h"
 
@@ -74,6 +76,55 @@ Result<FetchView> Client::fetch_view(const TopicPartitionId& tp, int64_t offset,
     if (failure.ok() || attempt >= config_.read_attempts || !worth_retrying(failure)) return result;
     core->pause_after(failure, attempt);
   }
+}
+
+namespace {
+
+void invalidate_if_stale(ClientCore& core, int16_t error_code) {
+  if (invalidates_metadata(error_code)) core.invalidate_metadata();
+}
+
+// fetch_from's request, written: its version and call.
+Result<std::pair<int16_t, detail::CallPtr>> start_fetch(ClientCore& core, int32_t node_id,
+                                                         const std::vector<FetchPosition>& positions,
+                                                         const FetchOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<detail::Connection> connection, core.connection(node_id));
+  SLUICE_ASSIGN_OR_RETURN(int16_t version, connection->version_for(protocol::ApiKey::kFetch));
+  Bytes framed;
+  framed.reserve(ClientCore::kTypicalRequestBytes);
+  framed.resize(connection->head_room());
+  SLUICE_TRY(protocol::encode_message(fetch_request(positions, options), version, &framed));
+  // The broker may hold the answer for max_wait: the request's own timeout comes on top.
+  return std::pair(version, connection->start_framed(protocol::ApiKey::kFetch, version, std::move(framed),
+                                                     core.config().request_timeout + options.max_wait,
+                                                     /*expect_response=*/true));
+}
+
+}  // namespace
+
+FetchMany Client::fetch_from(int32_t node_id, const std::vector<FetchPosition>& positions,
+                             const FetchOptions& options) {
+  const std::shared_ptr<ClientCore> core = core_;
+  FetchMany answered;
+  answered.partitions.reserve(positions.size());
+  auto fail_all = [&](const Status& why) {
+    while (answered.partitions.size() < positions.size()) answered.partitions.emplace_back(why);
+    return std::move(answered);
+  };
+  Result<std::pair<int16_t, detail::CallPtr>> started = start_fetch(*core, node_id, positions, options);
+  if (!started.ok()) return fail_all(started.status());
+  const auto& [version, call] = *started;
+  Result<Bytes> answer = detail::wait_for(*call);
+  if (!answer.ok()) return fail_all(answer.status());
+  Result<protocol::FetchResponse> response = protocol::decode_message<protocol::FetchResponse>(*answer, version);
+  if (!response.ok()) return fail_all(response.status());
+  invalidate_if_stale(*core, response->error_code);
+  for (const FetchPosition& position : positions) {
+    answered.partitions.push_back(read_fetch_partition(*response, position.tp, position.offset));
+    if (answered.partitions.back().ok()) invalidate_if_stale(*core, answered.partitions.back()->error_code);
+  }
+  answered.answer = std::move(*answer);  // a move: the views still point into its buffer
+  return answered;
 }
 
 Result<ListedOffset> Client::list_offset(const TopicPartitionId& tp, int64_t timestamp) {

@@ -154,6 +154,17 @@ struct FetchView {
   Bytes answer;                     // the bytes `records` view
   std::vector<Bytes> decompressed;  // or, for compressed batches, these
 };
+// A partition and the offset to fetch it from: one element of Client::fetch_from's request.
+struct FetchPosition {
+  TopicPartitionId tp;
+  int64_t offset = 0;
+};
+// Client::fetch_from's answer: for each position asked for, in that order, its FetchView (with an empty `answer`: its
+// records view this `answer`) or why it has none. Move-only, as FetchView, and for the same reason.
+struct FetchMany {
+  std::vector<Result<FetchView>> partitions;
+  Bytes answer;  // the bytes the partitions' records view
+};
 // ListOffsets' special timestamps.
 inline constexpr int64_t kLatestTimestamp = -1;
 inline constexpr int64_t kEarliestTimestamp = -2;
@@ -213,6 +224,12 @@ class Client {
   // The same fetch, answered without a copy of each record's key and value (the simulator's workloads read every
   // record once and keep digests).
   Result<FetchView> fetch_view(const TopicPartitionId& tp, int64_t offset, const FetchOptions& options = {});
+  // A consumer's fetch, as Kafka's consumers send it: one Fetch request to broker `node_id` (the leader of the
+  // positions' partitions, as far as the caller knows) for all of `positions`, answered without a copy per record
+  // (as fetch_view). One attempt, no retries: a partition whose request failed, or whose broker answered an error
+  // (NOT_LEADER_OR_FOLLOWER when the leader moved), says so, and the caller fetches it again later; an error that
+  // means stale metadata has invalidated the cache.
+  FetchMany fetch_from(int32_t node_id, const std::vector<FetchPosition>& positions, const FetchOptions& options = {});
   // ListOffsets at `timestamp` (kEarliestTimestamp, kLatestTimestamp or a time in ms).
   Result<ListedOffset> list_offset(const TopicPartitionId& tp, int64_t timestamp);
 

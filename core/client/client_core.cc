@@ -175,8 +175,11 @@ void ClientCore::absorb(const ClusterInfo& info, const std::vector<std::string>&
 
 bool ClientCore::fresh(const std::string& topic) const {
   auto it = topics_.find(topic);
-  return it != topics_.end() && it->second.epoch == metadata_epoch_ &&
-         env_.clock.now() - it->second.fetched < config_.metadata_max_age;
+  return it != topics_.end() && fresh(it->second);
+}
+
+bool ClientCore::fresh(const CachedTopic& cached) const {
+  return cached.epoch == metadata_epoch_ && env_.clock.now() - cached.fetched < config_.metadata_max_age;
 }
 
 Result<const TopicInfo*> ClientCore::cached_topic(const std::string& name) const {
@@ -207,8 +210,14 @@ Result<TopicInfo> ClientCore::topic(const std::string& name) {
 // Per request: the cached entry is read in place (a copy per produce or fetch was a tenth of the client's
 // allocations). Nothing below suspends, so the entry cannot change under the reference.
 Result<int32_t> ClientCore::leader_for(const TopicPartitionId& tp) {
-  SLUICE_TRY(refresh_if_stale(tp.topic));
-  SLUICE_ASSIGN_OR_RETURN(const TopicInfo* found, cached_topic(tp.topic));
+  const TopicInfo* found = nullptr;
+  auto cached = topics_.find(tp.topic);
+  if (cached != topics_.end() && fresh(cached->second)) {
+    found = &cached->second.info;  // one lookup for the common case: the entry is fresh
+  } else {
+    SLUICE_TRY(refresh_if_stale(tp.topic));
+    SLUICE_ASSIGN_OR_RETURN(found, cached_topic(tp.topic));
+  }
   const TopicInfo& topic = *found;
   if (tp.partition < 0 || static_cast<size_t>(tp.partition) >= topic.partitions.size()) {
     return broker_error(errc::kUnknownTopicOrPartition, "leader of " + tp.to_string(),

@@ -100,6 +100,7 @@ class ClientCore {
     Instant fetched{};
     uint64_t epoch = 0;  // metadata_epoch_ when the request that brought it was made
   };
+  bool fresh(const CachedTopic& cached) const;
 
   Env env_;
   ClientConfig config_;

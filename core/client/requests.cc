@@ -130,7 +130,8 @@ protocol::InitProducerIdRequest init_producer_id_request(int64_t producer_id, in
 
 // ---- Fetch and offsets ----
 
-FetchRequest fetch_request(const TopicPartitionId& tp, int64_t offset, const FetchOptions& options) {
+namespace {
+FetchRequest consumer_fetch(const FetchOptions& options) {
   FetchRequest request;
   request.replica_id = -1;  // a consumer
   request.max_wait_ms = to_ms(options.max_wait);
@@ -139,11 +140,35 @@ FetchRequest fetch_request(const TopicPartitionId& tp, int64_t offset, const Fet
   request.isolation_level = protocol::kReadUncommitted;
   request.session_id = 0;  // sessionless full fetches (FetchMetadata.LEGACY)
   request.session_epoch = -1;
-  FetchRequest::Partition partition;
-  partition.partition = tp.partition;
-  partition.fetch_offset = offset;
-  partition.partition_max_bytes = options.max_bytes;
-  request.topics.push_back({.topic = tp.topic, .partitions = {partition}});
+  return request;
+}
+FetchRequest::Partition fetch_partition(int32_t partition, int64_t offset, const FetchOptions& options) {
+  FetchRequest::Partition fetched;
+  fetched.partition = partition;
+  fetched.fetch_offset = offset;
+  fetched.partition_max_bytes = options.max_bytes;
+  return fetched;
+}
+}  // namespace
+
+FetchRequest fetch_request(const TopicPartitionId& tp, int64_t offset, const FetchOptions& options) {
+  FetchRequest request = consumer_fetch(options);
+  request.topics.push_back({.topic = tp.topic, .partitions = {fetch_partition(tp.partition, offset, options)}});
+  return request;
+}
+
+FetchRequest fetch_request(std::span<const FetchPosition> positions, const FetchOptions& options) {
+  FetchRequest request = consumer_fetch(options);
+  for (const FetchPosition& position : positions) {
+    auto topic = std::find_if(request.topics.begin(), request.topics.end(),
+                              [&](const FetchRequest::Topic& t) { return t.topic == position.tp.topic; });
+    if (topic == request.topics.end()) {
+      request.topics.push_back({.topic = position.tp.topic, .partitions = {}});
+      topic = request.topics.end() - 1;
+      topic->partitions.reserve(positions.size());  // one allocation, not one per doubling
+    }
+    topic->partitions.push_back(fetch_partition(position.tp.partition, position.offset, options));
+  }
   return request;
 }
 
@@ -240,14 +265,13 @@ void detail::own_records(FetchResponse& response) {
   }
 }
 
-Result<FetchView> read_fetch(const FetchResponse& response, Bytes answer, const TopicPartitionId& tp, int64_t offset) {
+Result<FetchView> read_fetch_partition(const FetchResponse& response, const TopicPartitionId& tp, int64_t offset) {
   if (response.error_code != 0) return broker_error(response.error_code, "fetch " + tp.to_string());
   for (const FetchResponse::Topic& topic : response.responses) {
     if (topic.topic != tp.topic) continue;
     for (const FetchResponse::Partition& partition : topic.partitions) {
       if (partition.partition_index != tp.partition) continue;
       FetchView result;
-      result.answer = std::move(answer);  // a move: the records' views still point into its buffer
       result.error_code = partition.error_code;
       result.high_watermark = partition.high_watermark;
       result.log_start_offset = partition.log_start_offset;
@@ -259,6 +283,12 @@ Result<FetchView> read_fetch(const FetchResponse& response, Bytes answer, const 
     }
   }
   return corruption(fmt::format("the fetch answer does not mention {}", tp.to_string()));
+}
+
+Result<FetchView> read_fetch(const FetchResponse& response, Bytes answer, const TopicPartitionId& tp, int64_t offset) {
+  SLUICE_ASSIGN_OR_RETURN(FetchView result, read_fetch_partition(response, tp, offset));
+  result.answer = std::move(answer);  // a move: the records' views still point into its buffer
+  return result;
 }
 
 ListOffsetsRequest list_offsets_request(const TopicPartitionId& tp, int64_t timestamp) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -61,12 +62,17 @@ protocol::InitProducerIdRequest init_producer_id_request(int64_t producer_id, in
 
 // ---- Fetch and offsets ----
 protocol::FetchRequest fetch_request(const TopicPartitionId& tp, int64_t offset, const FetchOptions& options);
+// One request for several partitions (each topic once, its partitions in the order given).
+protocol::FetchRequest fetch_request(std::span<const FetchPosition> positions, const FetchOptions& options);
 // The partition's answer with its records decoded (batches checked by CRC; control batches, records below
 // `offset` and a trailing partial batch dropped). kCorruption when the response lacks the partition or a batch
 // is damaged.
 // `answer` holds the bytes the response's records view; the FetchView takes it.
 Result<FetchView> read_fetch(const protocol::FetchResponse& response, Bytes answer, const TopicPartitionId& tp,
                              int64_t offset);
+// As read_fetch, leaving the answer's bytes (which the records view) with the caller.
+Result<FetchView> read_fetch_partition(const protocol::FetchResponse& response, const TopicPartitionId& tp,
+                                       int64_t offset);
 // `next_offset`, when given, is raised to the end of the last whole batch returned (control batches included).
 // A compressed batch's records are decompressed into a buffer added to `decompressed`, which they view.
 Status decode_fetched_records(ByteView records, int64_t offset, std::vector<FetchedRecordView>* out,

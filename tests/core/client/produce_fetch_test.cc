@@ -1,7 +1,8 @@
 // The client's produce and fetch paths against a simulated broker: round trips at every acks and codec, keys and
-// tombstones, fetch offsets inside a batch, long polls, ListOffsets, and the metadata cache following topics that
-// appear after the client looked.
+// tombstones, fetch offsets inside a batch, long polls, a fetch of several partitions (fetch_from), ListOffsets, and
+// the metadata cache following topics that appear after the client looked.
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "core/base/big_endian.h"
@@ -308,6 +309,69 @@ TEST(ClientProduceFetch, FetchHonoursMaxBytesAndMinBytes) {
     ASSERT_TRUE(all.ok()) << all.status().to_string();
     EXPECT_EQ(all->records.size(), 3u);
     EXPECT_GE(env.clock.now() - start, 400ms);
+  }));
+}
+
+std::string text(const std::optional<ByteView>& bytes) {
+  return bytes ? std::string(as_chars(*bytes)) : std::string("<null>");
+}
+
+// fetch_from: one request for partitions of two topics, answered per position in the order asked, an empty partition
+// and an unknown one among them; a single long poll for all of them; the views outlive a move of the answer.
+TEST(ClientProduceFetch, FetchFromReadsSeveralPartitionsInOneRequest) {
+  ClientHarness harness;
+  ASSERT_TRUE(harness.run([&](Env env) {
+    Client client(env, harness.client_config());
+    ASSERT_TRUE(client.create_topic({"multi", 3, 1, {}}).ok());
+    Producer producer(client, {});
+    ASSERT_EQ(producer.send_and_wait({"multi", 0}, {record("a", "m0-0"), record("b", "m0-1")}).outcome, Outcome::kOk);
+    ASSERT_EQ(producer.send_and_wait({"multi", 2}, {record("c", "m2-0")}).outcome, Outcome::kOk);
+    ASSERT_EQ(producer.send_and_wait({"solo", 0}, {record("d", "s-0")}).outcome, Outcome::kOk);
+    Result<int32_t> leader = client.leader_for({"multi", 0});
+    ASSERT_TRUE(leader.ok()) << leader.status().to_string();
+
+    const std::vector<FetchPosition> positions = {
+        {{"multi", 2}, 0}, {{"solo", 0}, 0}, {{"multi", 1}, 0}, {{"multi", 9}, 0}, {{"multi", 0}, 1}};
+    FetchMany fetched = client.fetch_from(*leader, positions);
+    const FetchMany moved = std::move(fetched);  // the views point into the answer's buffer, which a move keeps
+    ASSERT_EQ(moved.partitions.size(), positions.size());
+    for (size_t i = 0; i < positions.size(); ++i) {
+      ASSERT_TRUE(moved.partitions[i].ok()) << positions[i].tp.to_string() << ": "
+                                             << moved.partitions[i].status().to_string();
+    }
+    auto values_of = [&](size_t i) {
+      std::vector<std::string> out;
+      for (const FetchedRecordView& r : moved.partitions[i]->records) out.push_back(text(r.value));
+      return out;
+    };
+    EXPECT_THAT(values_of(0), ::testing::ElementsAre("m2-0"));
+    EXPECT_THAT(values_of(1), ::testing::ElementsAre("s-0"));
+    EXPECT_THAT(values_of(2), ::testing::IsEmpty());
+    EXPECT_EQ(moved.partitions[2]->error_code, 0);
+    EXPECT_EQ(moved.partitions[2]->high_watermark, 0);
+    EXPECT_EQ(moved.partitions[3]->error_code, 3) << "UNKNOWN_TOPIC_OR_PARTITION for multi-9 alone";
+    EXPECT_THAT(values_of(4), ::testing::ElementsAre("m0-1")) << "from offset 1 of its batch";
+    EXPECT_EQ(moved.partitions[4]->next_offset, 2);
+    EXPECT_EQ(moved.partitions[4]->high_watermark, 2);
+
+    // Every partition at its end: one long poll of max_wait for all of them, not one per partition.
+    FetchOptions patient;
+    patient.max_wait = 300ms;
+    const Instant start = env.clock.now();
+    const FetchMany idle = client.fetch_from(*leader, {{{"multi", 0}, 2}, {{"multi", 1}, 0}, {{"multi", 2}, 1}}, patient);
+    const Duration took = env.clock.now() - start;
+    ASSERT_EQ(idle.partitions.size(), 3u);
+    for (const Result<FetchView>& partition : idle.partitions) {
+      ASSERT_TRUE(partition.ok()) << partition.status().to_string();
+      EXPECT_TRUE(partition->records.empty());
+    }
+    EXPECT_GE(took, 300ms);
+    EXPECT_LT(took, 600ms);
+
+    // A broker the client cannot reach: every partition says why.
+    const FetchMany nowhere = client.fetch_from(*leader + 100, {{{"multi", 0}, 0}, {{"solo", 0}, 0}});
+    ASSERT_EQ(nowhere.partitions.size(), 2u);
+    for (const Result<FetchView>& partition : nowhere.partitions) EXPECT_FALSE(partition.ok());
   }));
 }
 
