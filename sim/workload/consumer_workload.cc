@@ -1,8 +1,14 @@
-// A consumer: one fiber per partition reads from the earliest offset onwards, long-polling, and records every fetch
-// (what it asked for, what came back, the high watermark and log start the broker reported). An offset out of range
-// (retention or DeleteRecords moved the log start past it) restarts it from the earliest offset, as
+// A consumer: reads every partition of its topic from the earliest offset onwards, long-polling, as Kafka's
+// consumers do: one Fetch request per leader for all the partitions it leads, from a fetcher fiber per leader (a
+// long poll held by one broker does not hold up another's partitions). It records every partition's fetch (what it
+// asked for, what came back, the high watermark and log start the broker reported). An offset out of range
+// (retention or DeleteRecords moved the log start past it) restarts that partition from the earliest offset, as
 // auto.offset.reset=earliest does.
 #include <fmt/format.h>
+
+#include <map>
+#include <optional>
+#include <vector>
 
 #include "core/base/assert.h"
 #include "core/env/sync.h"
@@ -15,56 +21,156 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Between attempts after an error (broker down, topic gone).
+// A partition's next fetch after an error (broker down, topic gone, a leader moved).
 constexpr Duration kErrorBackoff = 200ms;
+// How often the consumer looks for a leader without a fetcher, and a fetcher with nothing to fetch looks again.
+constexpr Duration kRouteEvery = 50ms;
 
 class ConsumerWorkload final : public Workload {
  public:
   ConsumerWorkload(const WorkloadSpec& spec, WorkloadContext& ctx) : Workload(spec.name, ctx), spec_(spec.consumer) {}
 
-  // A client per partition: one connection answers in order, so long polls of several partitions on one would
-  // wait for each other.
+  // One client (a connection per broker, as a Kafka consumer has): each leader's connection carries that leader's
+  // fetcher's long polls, so they hold up nothing of another broker's. This fiber gives each leader a fetcher.
   void run(Env env) override {
     const int32_t partitions = partition_count(ctx_, spec_.topic);
-    caught_up_.assign(static_cast<size_t>(partitions), false);
-    std::vector<FiberRef> fibers;
-    for (int32_t p = 0; p < partitions; ++p) {
-      fibers.push_back(env.scheduler.spawn(fmt::format("{}.p{}", name_, p), [this, env, p] {
-        client::Client client(env, ctx_.client);
-        consume(env, client, p);
-      }));
+    partitions_.assign(static_cast<size_t>(partitions), PartitionState{});
+    client::Client client(env, ctx_.client);
+    std::map<int32_t, FiberRef> fetchers;
+    while (!ctx_.stopping) {
+      for (int32_t p = 0; p < partitions && !ctx_.stopping; ++p) {
+        if (partitions_[static_cast<size_t>(p)].fetcher != kNoFetcher) continue;
+        Result<int32_t> leader = client.leader_for({spec_.topic, p});
+        if (!leader.ok() || fetchers.contains(*leader)) continue;
+        const int32_t node = *leader;
+        fetchers.emplace(node, env.scheduler.spawn(fmt::format("{}.n{}", name_, node),
+                                                   [this, env, &client, node] { fetch_from(env, client, node); }));
+      }
+      env.scheduler.sleep_for(kRouteEvery);
     }
-    for (const FiberRef& f : fibers) env.scheduler.join(f);
+    for (const auto& [node, fiber] : fetchers) env.scheduler.join(fiber);
   }
 
   bool converged() const override {
-    for (bool c : caught_up_) {
-      if (!c) return false;
+    for (const PartitionState& state : partitions_) {
+      if (!state.caught_up) return false;
     }
-    return !caught_up_.empty();
+    return !partitions_.empty();
   }
 
   std::string progress() const override {
     size_t caught = 0;
-    for (bool c : caught_up_) caught += c ? 1 : 0;
+    for (const PartitionState& state : partitions_) caught += state.caught_up ? 1 : 0;
     return fmt::format("{} of {} partitions read to their high watermark since the heal, {} records read", caught,
-                       caught_up_.size(), records_read_);
+                       partitions_.size(), records_read_);
   }
 
  private:
-  void consume(Env env, client::Client& client, int32_t partition) {
-    const client::TopicPartitionId tp{spec_.topic, partition};
-    std::optional<int64_t> position;
+  static constexpr int32_t kNoFetcher = -1;
+  struct PartitionState {
+    std::optional<int64_t> position;  // nullopt: look the earliest offset up first
+    // The node whose fetcher holds the partition: it took it when the metadata named that node its leader, and
+    // lets it go at an error (a leader that moved answers NOT_LEADER_OR_FOLLOWER), as a Kafka consumer moves a
+    // partition between its brokers' fetch requests.
+    int32_t fetcher = kNoFetcher;
+    Instant not_before{};    // after an error
+    bool caught_up = false;  // read to its high watermark since the heal
+  };
+
+  // The fetcher of `node`'s partitions: each round, one fetch for every partition it holds, after taking those the
+  // metadata says `node` leads that no fetcher holds.
+  void fetch_from(Env env, client::Client& client, int32_t node) {
+    std::vector<int32_t> mine;
     while (!ctx_.stopping) {
-      if (!position) {
-        position = list_earliest(env, client, tp);
-        if (!position) {
-          env.scheduler.sleep_for(kErrorBackoff);
-          continue;
+      mine.clear();
+      for (int32_t p = 0; p < static_cast<int32_t>(partitions_.size()); ++p) {
+        if (!ready(env, p, node)) continue;
+        PartitionState& state = partitions_[static_cast<size_t>(p)];
+        if (state.fetcher != node) {
+          Result<int32_t> leader = client.leader_for({spec_.topic, p});  // may refresh the metadata, suspending
+          if (!leader.ok() || *leader != node || !ready(env, p, node)) continue;
+          state.fetcher = node;
         }
+        mine.push_back(p);
       }
-      position = fetch_once(env, client, tp, *position);
+      if (mine.empty()) {
+        env.scheduler.sleep_for(kRouteEvery);
+        continue;
+      }
+      fetch_round(env, client, node, mine);
     }
+  }
+
+  // Whether `node`'s fetcher may fetch partition `p` now.
+  bool ready(Env env, int32_t p, int32_t node) const {
+    const PartitionState& state = partitions_[static_cast<size_t>(p)];
+    return (state.fetcher == node || state.fetcher == kNoFetcher) && env.clock.now() >= state.not_before;
+  }
+
+  void fetch_round(Env env, client::Client& client, int32_t node, const std::vector<int32_t>& mine) {
+    std::vector<client::FetchPosition> positions;
+    positions.reserve(mine.size());
+    for (int32_t p : mine) {
+      PartitionState& state = partitions_[static_cast<size_t>(p)];
+      const client::TopicPartitionId tp{spec_.topic, p};
+      if (!state.position) state.position = list_earliest(env, client, tp);
+      if (!state.position) {
+        back_off(state, env.clock.now());
+        continue;
+      }
+      positions.push_back({tp, *state.position});
+    }
+    if (positions.empty() || ctx_.stopping) return;
+    const Instant invoked = env.clock.now();
+    std::vector<uint64_t> ops;
+    ops.reserve(positions.size());
+    for (const client::FetchPosition& position : positions) {
+      Operation op;
+      op.process = name_;
+      op.kind = OpKind::kFetch;
+      op.tp = position.tp;
+      op.offset = position.offset;
+      ops.push_back(ctx_.history.invoke(std::move(op), invoked));
+    }
+    client::FetchOptions options;
+    options.max_wait = spec_.max_wait;
+    options.max_bytes = spec_.max_bytes;
+    const client::FetchMany fetched = client.fetch_from(node, positions, options);
+    const Instant completed = env.clock.now();
+    for (size_t i = 0; i < positions.size(); ++i) {
+      settle(positions[i], fetched.partitions[i], ops[i], invoked, completed);
+    }
+  }
+
+  // Records partition `position.tp`'s part of a fetch and moves its position on.
+  void settle(const client::FetchPosition& position, const Result<client::FetchView>& fetched, uint64_t id,
+              Instant invoked, Instant completed) {
+    PartitionState& state = partitions_[static_cast<size_t>(position.tp.partition)];
+    Operation& o = ctx_.history.op(id);
+    settle_fetch(o, fetched);
+    int64_t next = position.offset;
+    if (fetched.ok()) {
+      records_read_ += o.records.size();
+      if (!o.records.empty()) next = o.records.back().offset + 1;
+      // Past empty batches too (a replica's cleaner leaves one where every record went), as Kafka's consumer does.
+      next = std::max(next, fetched->next_offset);
+      if (fetched->error_code == 0 && next >= fetched->high_watermark && after_heal(invoked)) state.caught_up = true;
+    }
+    ctx_.history.complete(id, completed);
+    state.position = next;
+    if (!fetched.ok() || fetched->error_code != 0) {
+      back_off(state, completed);
+      if (fetched.ok() && (fetched->error_code == wire_code(ErrorCode::kOffsetOutOfRange) ||
+                           fetched->error_code == wire_code(ErrorCode::kUnknownTopicOrPartition))) {
+        state.position.reset();
+      }
+    }
+  }
+
+  // After an error: the partition rests, then goes to whichever fetcher the metadata names then.
+  static void back_off(PartitionState& state, Instant now) {
+    state.not_before = now + kErrorBackoff;
+    state.fetcher = kNoFetcher;
   }
 
   std::optional<int64_t> list_earliest(Env env, client::Client& client, const client::TopicPartitionId& tp) {
@@ -86,43 +192,8 @@ class ConsumerWorkload final : public Workload {
     return listed->offset;
   }
 
-  // One fetch at `position`; the next position (nullopt: look the earliest offset up again).
-  std::optional<int64_t> fetch_once(Env env, client::Client& client, const client::TopicPartitionId& tp,
-                                    int64_t position) {
-    Operation op;
-    op.process = name_;
-    op.kind = OpKind::kFetch;
-    op.tp = tp;
-    op.offset = position;
-    const Instant invoked = env.clock.now();
-    const uint64_t id = ctx_.history.invoke(std::move(op), invoked);
-    client::FetchOptions options;
-    options.max_wait = spec_.max_wait;
-    options.max_bytes = spec_.max_bytes;
-    Result<client::FetchView> fetched = client.fetch_view(tp, position, options);
-    Operation& o = ctx_.history.op(id);
-    settle_fetch(o, fetched);
-    int64_t next = position;
-    if (fetched.ok()) {
-      records_read_ += o.records.size();
-      if (!o.records.empty()) next = o.records.back().offset + 1;
-      // Past empty batches too (a replica's cleaner leaves one where every record went), as Kafka's consumer does.
-      next = std::max(next, fetched->next_offset);
-      if (fetched->error_code == 0 && next >= fetched->high_watermark && after_heal(invoked)) {
-        caught_up_[static_cast<size_t>(tp.partition)] = true;
-      }
-    }
-    ctx_.history.complete(id, env.clock.now());
-    if (!fetched.ok() || fetched->error_code != 0) {
-      env.scheduler.sleep_for(kErrorBackoff);
-      if (fetched.ok() && fetched->error_code == wire_code(ErrorCode::kOffsetOutOfRange)) return std::nullopt;
-      if (fetched.ok() && fetched->error_code == wire_code(ErrorCode::kUnknownTopicOrPartition)) return std::nullopt;
-    }
-    return next;
-  }
-
   ConsumerSpec spec_;
-  std::vector<bool> caught_up_;
+  std::vector<PartitionState> partitions_;
   uint64_t records_read_ = 0;
 };
 

@@ -94,6 +94,9 @@ class FetchRound {
   FetchResponse run() {
     FetchResponse response;
     response.responses.reserve(request_.topics.size());
+    size_t partitions = 0;
+    for (const FetchRequest::Topic& topic : request_.topics) partitions += topic.partitions.size();
+    seen_.reserve(partitions);
     for (const FetchRequest::Topic& topic : request_.topics) {
       FetchResponse::Topic& out = response.responses.emplace_back();
       out.topic = topic.topic;
