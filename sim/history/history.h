@@ -7,14 +7,16 @@
 // so a digest names one write wherever a reader finds it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
-#include <deque>
 #include <vector>
 
+#include "core/base/assert.h"
 #include "core/client/client.h"
 #include "core/env/clock.h"
 #include "core/storage/effects.h"
@@ -138,6 +140,69 @@ struct TimedEffect {
   storage::LogEffect effect;
 };
 
+// The run's operations in the order invoked, in chunks of kChunkOps allocated once each and filled in place: an
+// operation never moves (a reference stays valid while later ones are recorded, as a fiber holds one across a
+// fetch), and a run's hundreds of thousands take a few hundred allocations (a std::deque's blocks hold two
+// operations each: one allocation per two).
+class OperationLog {
+ public:
+  static constexpr size_t kChunkOps = 1024;
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  Operation& at(size_t i) {
+    SLUICE_ASSERT(i < size_);
+    return (*chunks_[i / kChunkOps])[i % kChunkOps];
+  }
+  const Operation& at(size_t i) const {
+    SLUICE_ASSERT(i < size_);
+    return (*chunks_[i / kChunkOps])[i % kChunkOps];
+  }
+  Operation& back() { return at(size_ - 1); }
+  void push_back(Operation op) {
+    if (size_ % kChunkOps == 0) {
+      chunks_.push_back(std::make_unique<std::vector<Operation>>());
+      chunks_.back()->reserve(kChunkOps);
+    }
+    chunks_.back()->push_back(std::move(op));
+    ++size_;
+  }
+
+  class const_iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = Operation;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const Operation*;
+    using reference = const Operation&;
+
+    const_iterator() = default;
+    const_iterator(const OperationLog* log, size_t i) : log_(log), i_(i) {}
+    reference operator*() const { return (*log_->chunks_[i_ / kChunkOps])[i_ % kChunkOps]; }
+    pointer operator->() const { return &**this; }
+    const_iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    const_iterator operator++(int) {
+      const_iterator before = *this;
+      ++i_;
+      return before;
+    }
+    bool operator==(const const_iterator& other) const { return i_ == other.i_; }
+
+   private:
+    const OperationLog* log_ = nullptr;
+    size_t i_ = 0;
+  };
+  const_iterator begin() const { return {this, 0}; }
+  const_iterator end() const { return {this, size_}; }
+
+ private:
+  std::vector<std::unique_ptr<std::vector<Operation>>> chunks_;
+  size_t size_ = 0;
+};
+
 class History {
  public:
   // Records an invocation; returns its id for complete().
@@ -148,9 +213,9 @@ class History {
   void world(WorldEvent event) { events_.push_back(std::move(event)); }
   void effect(TimedEffect effect) { effects_.push_back(std::move(effect)); }
 
-  // A deque: a run records hundreds of thousands of operations, and a vector's regrowth moved each of them several
-  // times into fresh pages (a sixth of a benchmark run's time); a deque places each once and keeps references stable.
-  const std::deque<Operation>& ops() const { return ops_; }
+  // Not a vector: a run records hundreds of thousands of operations, and a vector's regrowth moved each of them
+  // several times into fresh pages (a sixth of a benchmark run's time); the log places each once.
+  const OperationLog& ops() const { return ops_; }
   const std::vector<WorldEvent>& events() const { return events_; }
   const std::vector<TimedEffect>& effects() const { return effects_; }
 
@@ -160,7 +225,7 @@ class History {
   std::string to_json_lines() const;
 
  private:
-  std::deque<Operation> ops_;
+  OperationLog ops_;
   std::vector<WorldEvent> events_;
   std::vector<TimedEffect> effects_;
 };
