@@ -4,6 +4,7 @@
 
 #include <array>
 #include <chrono>
+#include <iterator>
 #include <limits>
 
 #include "core/client/errors.h"
@@ -172,7 +173,7 @@ CallPtr Connection::start_framed(protocol::ApiKey api, int16_t version, Bytes fr
 
 CallPtr Connection::begin_call(protocol::ApiKey api, int16_t version, size_t body_bytes, Duration timeout,
                                bool expect_response, std::function<void()> on_finished) {
-  auto call = std::make_shared<Call>(env_.scheduler);
+  CallPtr call = reusable_call();
   call->api = api;
   call->version = version;
   call->expect_response = expect_response;
@@ -259,7 +260,25 @@ Status Connection::match_answer(ByteView frame) {
   }
   pending_.pop_front();
   finish(*call, Bytes(body.begin(), body.end()));
+  if (spare_calls_.size() < kSpareCalls) spare_calls_.push_back(std::move(call));
   return Status();
+}
+
+CallPtr Connection::reusable_call() {
+  // A spare whose caller has let go of it (the list holds the only reference) is as good as new once reset.
+  for (auto spare = spare_calls_.rbegin(); spare != spare_calls_.rend(); ++spare) {
+    if (spare->use_count() != 1) continue;
+    CallPtr call = std::move(*spare);
+    spare_calls_.erase(std::next(spare).base());
+    SLUICE_ASSERT(call->done() && !call->on_finished);
+    call->correlation_id = -1;
+    call->written = false;
+    call->result.reset();
+    call->finished.reset();
+    call->deadline = Instant{};
+    return call;
+  }
+  return std::make_shared<Call>(env_.scheduler);
 }
 
 void Connection::on_deadline() {

@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/base/bytes.h"
 #include "core/base/result.h"
@@ -112,6 +113,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   CallPtr begin_call(protocol::ApiKey api, int16_t version, size_t body_bytes, Duration timeout, bool expect_response,
                      std::function<void()> on_finished);
   void end_call(const CallPtr& call, const Status& wrote);
+  // A call to start: an answered one its caller is done with, or a new one (a Call is an allocation per request).
+  CallPtr reusable_call();
 
   Env env_;
   Address address_;
@@ -120,6 +123,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Mutex write_mutex_;  // one frame at a time on the stream, in correlation-id order
   Bytes head_;         // the frame head being written (under write_mutex_): its buffer serves every request
   std::deque<CallPtr> pending_;
+  static constexpr size_t kSpareCalls = 8;
+  std::vector<CallPtr> spare_calls_;  // answered calls, for reusable_call
   int32_t next_correlation_id_ = 1;
   uint64_t requests_written_ = 0;
   TimerId deadline_timer_ = 0;  // armed while a call is pending; maybe at an answered call's deadline (then re-armed)
