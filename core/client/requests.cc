@@ -107,14 +107,14 @@ Result<ProduceResponse::PartitionResponse> produce_answer(const ProduceResponse&
 
 Result<Bytes> build_record_batch(const std::vector<ProducerRecord>& records, int64_t now_ms,
                                  const storage::BatchOptions& options) {
-  std::vector<storage::Record> batch;
+  std::vector<storage::RecordRef> batch;  // views: the keys and values are copied once, into the batch
   batch.reserve(records.size());
   for (size_t i = 0; i < records.size(); ++i) {
-    storage::Record& record = batch.emplace_back();
+    storage::RecordRef& record = batch.emplace_back();
     record.offset = static_cast<int64_t>(i);
     record.timestamp = records[i].timestamp_ms >= 0 ? records[i].timestamp_ms : now_ms;
-    record.key = records[i].key;
-    record.value = records[i].value;
+    if (records[i].key.has_value()) record.key = ByteView(*records[i].key);
+    if (records[i].value.has_value()) record.value = ByteView(*records[i].value);
   }
   return storage::build_batch(batch, options);
 }

@@ -25,6 +25,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -152,6 +153,17 @@ struct BatchOptions {
   std::optional<int64_t> delete_horizon_ms;  // sets bit 6 and base_timestamp
 };
 Result<Bytes> build_batch(const std::vector<Record>& records, const BatchOptions& options = {});
+// A record to build a batch from, viewing bytes its caller keeps: build_batch copies them once, into the batch (a
+// producer's records need no copy into Records first).
+struct RecordRef {
+  int8_t attributes = 0;
+  int64_t timestamp = 0;
+  int64_t offset = 0;
+  std::optional<ByteView> key;
+  std::optional<ByteView> value;  // nullopt: a tombstone
+  std::span<const RecordHeader> headers;
+};
+Result<Bytes> build_batch(std::span<const RecordRef> records, const BatchOptions& options = {});
 
 // A topic's compression.type applied to a batch about to be stored (Kafka rebuilds a batch whose codec differs
 // from the topic's): `target` nullopt is `producer`, keep whatever codec came. When the batch is already in

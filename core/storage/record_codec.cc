@@ -49,12 +49,15 @@ Record materialize(const BatchHeader& header, const RecordView& view) {
 
 // --- building ---
 
-size_t nullable_size(const std::optional<Bytes>& bytes) {
+// For keys and values (optional<ByteView>) and header values (optional<Bytes>).
+template <typename Nullable>
+size_t nullable_size(const Nullable& bytes) {
   if (!bytes.has_value()) return 1;  // varint -1
   return varint_size(static_cast<int32_t>(bytes->size())) + bytes->size();
 }
 
-void put_nullable(Bytes* out, const std::optional<Bytes>& bytes) {
+template <typename Nullable>
+void put_nullable(Bytes* out, const Nullable& bytes) {
   if (!bytes.has_value()) {
     put_varint(out, -1);
     return;
@@ -65,7 +68,7 @@ void put_nullable(Bytes* out, const std::optional<Bytes>& bytes) {
 
 bool fits_int32(size_t n) { return n <= static_cast<size_t>(INT32_MAX); }
 
-Status check_sizes(const Record& record) {
+Status check_sizes(const RecordRef& record) {
   bool ok = (!record.key.has_value() || fits_int32(record.key->size())) &&
             (!record.value.has_value() || fits_int32(record.value->size())) && fits_int32(record.headers.size());
   for (const RecordHeader& header : record.headers) {
@@ -75,7 +78,7 @@ Status check_sizes(const Record& record) {
 }
 
 // Appends one record (length prefix included) with the given deltas.
-Status put_record(Bytes* out, const Record& record, int32_t offset_delta, int64_t timestamp_delta) {
+Status put_record(Bytes* out, const RecordRef& record, int32_t offset_delta, int64_t timestamp_delta) {
   SLUICE_TRY(check_sizes(record));
   size_t body = 1 + varlong_size(timestamp_delta) + varint_size(offset_delta) + nullable_size(record.key) +
                 nullable_size(record.value) + varint_size(static_cast<int32_t>(record.headers.size()));
@@ -101,9 +104,9 @@ Status put_record(Bytes* out, const Record& record, int32_t offset_delta, int64_
 }
 
 // At least the records section's size, so that it is encoded without reallocating: each varint at its widest.
-size_t records_size_bound(const std::vector<Record>& records) {
+size_t records_size_bound(std::span<const RecordRef> records) {
   size_t bound = 0;
-  for (const Record& record : records) {
+  for (const RecordRef& record : records) {
     bound += 5 + 1 + 10 + 5 + nullable_size(record.key) + nullable_size(record.value) + 5;
     for (const RecordHeader& header : record.headers) bound += 5 + header.key.size() + nullable_size(header.value);
   }
@@ -111,11 +114,11 @@ size_t records_size_bound(const std::vector<Record>& records) {
 }
 
 // Appends the records section, uncompressed, to `section`; `*last_offset_delta` receives the last record's delta.
-Status encode_records(const std::vector<Record>& records, int64_t base_timestamp, int32_t* last_offset_delta,
+Status encode_records(std::span<const RecordRef> records, int64_t base_timestamp, int32_t* last_offset_delta,
                       Bytes* section) {
   const int64_t base_offset = records.front().offset;
   for (size_t i = 0; i < records.size(); ++i) {
-    const Record& record = records[i];
+    const RecordRef& record = records[i];
     if (i > 0 && record.offset <= records[i - 1].offset) {
       return invalid_argument("record offsets must increase: " + std::to_string(record.offset) + " after " +
                               std::to_string(records[i - 1].offset));
@@ -206,13 +209,28 @@ Status for_each_record(ByteView batch, const BatchHeader& header, FunctionRef<vo
 }
 
 Result<Bytes> build_batch(const std::vector<Record>& records, const BatchOptions& options) {
+  std::vector<RecordRef> refs;
+  refs.reserve(records.size());
+  for (const Record& record : records) {
+    RecordRef& ref = refs.emplace_back();
+    ref.attributes = record.attributes;
+    ref.timestamp = record.timestamp;
+    ref.offset = record.offset;
+    if (record.key.has_value()) ref.key = ByteView(*record.key);
+    if (record.value.has_value()) ref.value = ByteView(*record.value);
+    ref.headers = record.headers;
+  }
+  return build_batch(refs, options);
+}
+
+Result<Bytes> build_batch(std::span<const RecordRef> records, const BatchOptions& options) {
   if (records.empty()) return invalid_argument("a batch needs at least one record");
   if (static_cast<uint8_t>(options.compression) > static_cast<uint8_t>(Compression::kZstd)) {
     return invalid_argument("unknown compression codec");
   }
   const int64_t base_timestamp = options.delete_horizon_ms.value_or(records.front().timestamp);
   int64_t max_timestamp = records.front().timestamp;
-  for (const Record& record : records) max_timestamp = std::max(max_timestamp, record.timestamp);
+  for (const RecordRef& record : records) max_timestamp = std::max(max_timestamp, record.timestamp);
   int32_t last_offset_delta = 0;
   // The records go straight behind the header, unless they are compressed first.
   Bytes batch;
