@@ -240,7 +240,7 @@ void Connection::read_answers() {
                                  address_.to_string())));
       return;
     }
-    const Status matched = match_answer(**frame);
+    const Status matched = match_answer(**frame, reader.whole_write());
     if (!matched.ok()) {
       env_.log.warn("client: dropping the connection to {}: {}", address_.to_string(), matched.to_string());
       fail(connection_reset(matched.message()));
@@ -249,7 +249,7 @@ void Connection::read_answers() {
   }
 }
 
-Status Connection::match_answer(ByteView frame) {
+Status Connection::match_answer(ByteView frame, Bytes* whole_write) {
   if (pending_.empty()) return corruption("an answer arrived with no request pending");
   CallPtr call = pending_.front();
   ByteView body;
@@ -259,7 +259,13 @@ Status Connection::match_answer(ByteView frame) {
     return corruption(fmt::format("an answer with correlation id {} arrived for {}", *correlation_id, describe(*call)));
   }
   pending_.pop_front();
-  finish(*call, Bytes(body.begin(), body.end()));
+  if (whole_write != nullptr) {
+    // The frame is the buffer the broker wrote: the body keeps it, the size and header cut off its front.
+    whole_write->erase(whole_write->begin(), whole_write->begin() + (body.data() - whole_write->data()));
+    finish(*call, std::move(*whole_write));
+  } else {
+    finish(*call, Bytes(body.begin(), body.end()));
+  }
   if (spare_calls_.size() < kSpareCalls) spare_calls_.push_back(std::move(call));
   return Status();
 }

@@ -99,7 +99,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   Status negotiate_versions(Duration timeout);
   void read_answers();
-  Status match_answer(ByteView frame);
+  // `whole_write`: the buffer `frame` came in, when the reader has one (FrameReader::whole_write), which the
+  // answer then takes instead of a copy.
+  Status match_answer(ByteView frame, Bytes* whole_write);
   // One timer for every pending call, at the oldest one's deadline (Kafka's NetworkClient checks its in-flight
   // requests the same way): a timer per request was two heap operations and an allocation for each, and the
   // timers of answered requests filled the world's event heap until their time came.

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,6 +35,10 @@ class Stream {
   // Reads at least one byte, blocking until some arrive. Returns 0 at end of stream (the peer closed its side
   // in order); kConnectionReset when the connection broke; kClosed when this side was closed.
   virtual Result<size_t> read_some(MutableByteView out) = 0;
+  // The peer's next write, whole, as the buffer it was written in (no copy): for a stream that keeps writes as
+  // buffers, once bytes have arrived (blocking as read_some does) and the next write arrived unread and in one
+  // piece. nullopt otherwise, and always on the real network: read_some then reads (and reports an end or a failure).
+  virtual std::optional<Bytes> read_whole_write() { return std::nullopt; }
   // Writes all bytes or fails (kConnectionReset, kClosed).
   virtual Status write_all(ByteView data) = 0;
   // Writes the parts back to back, as one write_all of their concatenation would. The real network hands them to

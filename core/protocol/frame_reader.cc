@@ -30,10 +30,40 @@ Result<size_t> FrameReader::fill() {
     end_ -= begin_;
     begin_ = 0;
   }
-  SLUICE_ASSIGN_OR_RETURN(const size_t n, stream_.read_some(MutableByteView(buffer_).subspan(end_)));
+  SLUICE_ASSIGN_OR_RETURN(const size_t n, read_input(MutableByteView(buffer_).subspan(end_)));
   SLUICE_ASSERT(n <= buffer_.size() - end_);
   end_ += n;
   return n;
+}
+
+Result<size_t> FrameReader::read_input(MutableByteView out) {
+  if (leftover_at_ == leftover_.size()) return stream_.read_some(out);
+  const size_t n = std::min(out.size(), leftover_.size() - leftover_at_);
+  std::memcpy(out.data(), leftover_.data() + leftover_at_, n);
+  leftover_at_ += n;
+  if (leftover_at_ == leftover_.size()) {
+    leftover_.clear();
+    leftover_at_ = 0;
+  }
+  return n;
+}
+
+std::optional<ByteView> FrameReader::frame_from_whole_write() {
+  SLUICE_ASSERT(buffered() == 0 && leftover_.empty());
+  std::optional<Bytes> write = stream_.read_whole_write();
+  if (!write.has_value()) return std::nullopt;
+  SLUICE_ASSERT(!write->empty());
+  if (write->size() >= kFrameSizeBytes) {
+    const int32_t size = read_be32(write->data());
+    if (size >= 0 && static_cast<size_t>(size) <= max_frame_bytes_ &&
+        write->size() - kFrameSizeBytes == static_cast<size_t>(size)) {
+      whole_write_ = std::move(*write);
+      whole_write_taken_ = true;
+      return ByteView(whole_write_).subspan(kFrameSizeBytes);
+    }
+  }
+  leftover_ = std::move(*write);  // part of a frame, or several, or a bad size: read as any bytes are
+  return std::nullopt;
 }
 
 void FrameReader::grow_frame(size_t needed, size_t kept, size_t total) {
@@ -58,6 +88,10 @@ void FrameReader::grow_frame(size_t needed, size_t kept, size_t total) {
 Result<std::optional<ByteView>> FrameReader::next() {
   // A frame above the kept size does not pin its buffer for the rest of the connection.
   if (frame_.capacity() > kKeptFrameBytes) Bytes().swap(frame_);
+  whole_write_taken_ = false;
+  if (buffered() == 0 && leftover_.empty()) {
+    if (std::optional<ByteView> frame = frame_from_whole_write()) return frame;
+  }
   while (buffered() < kFrameSizeBytes) {
     SLUICE_ASSIGN_OR_RETURN(const size_t n, fill());
     if (n > 0) continue;
@@ -88,7 +122,14 @@ Result<std::optional<ByteView>> FrameReader::next() {
     const size_t room = std::min(total, frame_.size()) - std::min(done, frame_.size());
     const size_t chunk = std::max(std::min(total - done, limits::kStreamReadChunkBytes), room);
     grow_frame(done + chunk, done, total);
-    SLUICE_TRY(read_exact(stream_, MutableByteView(frame_.data() + done, chunk)));
+    for (size_t got = 0; got < chunk;) {
+      SLUICE_ASSIGN_OR_RETURN(const size_t n, read_input(MutableByteView(frame_.data() + done + got, chunk - got)));
+      if (n == 0) {
+        return connection_reset("stream ended after " + std::to_string(got) + " of " + std::to_string(chunk) +
+                                " bytes");
+      }
+      got += n;
+    }
     const bool crossed = done / kPauseEveryBytes != (done + chunk) / kPauseEveryBytes;
     done += chunk;
     if (pause_ && crossed && done < total) pause_();

@@ -33,6 +33,10 @@ class FrameReader {
   // The next frame's payload, as read_frame (header.h) describes. The view stays valid until the next call (or the
   // reader's end): the caller handles a frame before reading the next.
   Result<std::optional<ByteView>> next();
+  // The buffer the last frame came in, when it came as one write of the peer's and nothing else (the simulated
+  // network hands writes over whole: Stream::read_whole_write): the frame's bytes are in it from kFrameSizeBytes on.
+  // The caller may take it (a move), which ends the frame's view. Null when the frame came otherwise.
+  Bytes* whole_write() { return whole_write_taken_ ? &whole_write_ : nullptr; }
 
   // Bytes read from the stream and not yet returned as part of a frame.
   size_t buffered() const { return end_ - begin_; }
@@ -43,6 +47,12 @@ class FrameReader {
   // Reads at least one more byte into the buffer (moving what is buffered to its front first when needed).
   // Returns the bytes read: 0 at end of stream.
   Result<size_t> fill();
+  // Reads into `out` as Stream::read_some does, from what is left of a whole write taken but not a frame of its own
+  // first.
+  Result<size_t> read_input(MutableByteView out);
+  // With nothing buffered: the next frame as a whole write of the peer's, when the stream hands one over and it is
+  // exactly one frame; otherwise its bytes become input for the usual reads.
+  std::optional<ByteView> frame_from_whole_write();
   // Makes frame_ hold at least `needed` bytes, keeping its first `kept`; grows at most to `total` (the frame's
   // declared size) and at most to twice what arrived, so memory follows the bytes a peer sends, not what it claims.
   void grow_frame(size_t needed, size_t kept, size_t total);
@@ -53,6 +63,10 @@ class FrameReader {
   size_t begin_ = 0;  // buffer_[begin_, end_) arrived and is not consumed yet
   size_t end_ = 0;
   Bytes frame_;  // the last frame larger than what arrived with its size prefix; reused for the next such frame
+  Bytes whole_write_;              // the last frame, when it came as a whole write
+  bool whole_write_taken_ = false;  // whole_write_ holds the current frame
+  Bytes leftover_;                 // a whole write that was not one frame, read from before the stream
+  size_t leftover_at_ = 0;
   std::function<void()> pause_;
 };
 

@@ -44,6 +44,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -153,6 +154,7 @@ class SimNetwork {
   Result<std::unique_ptr<Stream>> accept(simnet::ListenerState& listener);
   void close_listener(simnet::ListenerState& listener);
   Result<size_t> stream_read(const ConnectionPtr& conn, int side, MutableByteView out);
+  std::optional<Bytes> stream_take_write(const ConnectionPtr& conn, int side);
   Status stream_write(const ConnectionPtr& conn, int side, ByteView data);
   // The same with bytes the caller gives up: a write that fits the window becomes its chunk without a copy.
   Status stream_write_owned(const ConnectionPtr& conn, int side, Bytes data);

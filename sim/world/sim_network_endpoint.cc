@@ -33,6 +33,7 @@ class SimStream final : public Stream {
   SimStream& operator=(const SimStream&) = delete;
 
   Result<size_t> read_some(MutableByteView out) override { return network_.stream_read(conn_, side_, out); }
+  std::optional<Bytes> read_whole_write() override { return network_.stream_take_write(conn_, side_); }
   Status write_all(ByteView data) override { return network_.stream_write(conn_, side_, data); }
   // Every request and response is a gathered write (header, body): concatenated once, it is the chunk itself.
   Status write_all_gathered(std::span<const ByteView> parts) override {
@@ -246,6 +247,26 @@ Result<size_t> SimNetwork::stream_read(const ConnectionPtr& conn, int index, Mut
       return n;
     }
     if (side.eof) return size_t{0};
+    side.readers.wait();
+  }
+}
+
+std::optional<Bytes> SimNetwork::stream_take_write(const ConnectionPtr& conn, int index) {
+  Side& side = conn->side(index);
+  for (;;) {
+    if (side.closed || side.broken()) return std::nullopt;  // read_some says which
+    if (side.inbox_bytes > 0) {
+      // A chunk is one write (or a window's share of one): handed over whole unless part of it was read, or the
+      // side keeps what it read (for replays).
+      if (side.inbox_offset != 0 || side.keep_read) return std::nullopt;
+      Bytes chunk = std::move(side.inbox.front());
+      side.inbox.pop_front();
+      SLUICE_ASSERT(!chunk.empty() && chunk.size() <= side.inbox_bytes);
+      side.inbox_bytes -= chunk.size();
+      conn->side(1 - index).writers.notify_all();  // the peer's window has room again, as after read_some
+      return chunk;
+    }
+    if (side.eof) return std::nullopt;
     side.readers.wait();
   }
 }

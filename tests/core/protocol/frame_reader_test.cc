@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "core/protocol/error_codes.h"
@@ -72,6 +75,80 @@ TEST(FrameReader, EveryCutOfTheStreamGivesTheSameFrames) {
     EXPECT_FALSE(end->has_value()) << "chunk " << chunk;
     EXPECT_EQ(reader.buffered(), 0u);
   }
+}
+
+// A stream that keeps each write as a buffer, as the simulated network does: read_whole_write hands over the next
+// one untouched, read_some reads across them.
+class WholeWriteStream : public Stream {
+ public:
+  explicit WholeWriteStream(std::vector<Bytes> writes) : writes_(writes.begin(), writes.end()) {}
+
+  std::optional<Bytes> read_whole_write() override {
+    if (writes_.empty() || at_ != 0) return std::nullopt;
+    Bytes write = std::move(writes_.front());
+    writes_.pop_front();
+    ++whole_;
+    return write;
+  }
+  Result<size_t> read_some(MutableByteView out) override {
+    if (writes_.empty()) return size_t{0};
+    const Bytes& front = writes_.front();
+    const size_t n = std::min(out.size(), front.size() - at_);
+    std::copy_n(front.begin() + static_cast<std::ptrdiff_t>(at_), n, out.begin());
+    at_ += n;
+    if (at_ == front.size()) {
+      writes_.pop_front();
+      at_ = 0;
+    }
+    return n;
+  }
+  Status write_all(ByteView) override { return Status(); }
+  void close() override {}
+  Address peer() const override { return {}; }
+  Address local() const override { return {}; }
+  size_t whole() const { return whole_; }
+
+ private:
+  std::deque<Bytes> writes_;
+  size_t at_ = 0;
+  size_t whole_ = 0;
+};
+
+// A write that is one frame comes out as that write's buffer (whole_write, no copy); writes that hold two frames, or
+// part of one, or a frame larger than the read-ahead in parts, are read as any bytes are, in order.
+TEST(FrameReader, AWriteThatIsOneFrameIsHandedOverWhole) {
+  const Bytes a = payload_of_size(10, 1), b = payload_of_size(20, 2), c = payload_of_size(5, 3);
+  const Bytes d = payload_of_size(300, 4), e = payload_of_size(0, 5), f = payload_of_size(7, 6);
+  const Bytes framed_d = encode_frame(d);
+  std::vector<Bytes> writes{encode_frame(a), frames_of({b, c}),
+                            Bytes(framed_d.begin(), framed_d.begin() + 100),
+                            Bytes(framed_d.begin() + 100, framed_d.end()), encode_frame(e), encode_frame(f)};
+  WholeWriteStream stream(writes);
+  FrameReader reader(stream, kDefaultMaxFrameBytes, kReadAhead);
+  const std::vector<std::pair<Bytes, bool>> expected{{a, true},  {b, false}, {c, false},
+                                                     {d, false}, {e, true},  {f, true}};
+  for (const auto& [payload, whole] : expected) {
+    Result<std::optional<ByteView>> frame = reader.next();
+    ASSERT_TRUE(frame.ok() && frame->has_value()) << frame.status().to_string();
+    EXPECT_EQ(to_bytes(**frame), payload);
+    Bytes* write = reader.whole_write();
+    ASSERT_EQ(write != nullptr, whole) << "a frame of " << payload.size() << " bytes";
+    if (write != nullptr) {
+      EXPECT_EQ(Bytes(write->begin() + kFrameSizeBytes, write->end()), payload);
+      EXPECT_EQ((*frame)->data(), write->data() + kFrameSizeBytes) << "the frame views the write: no copy";
+      Bytes taken = std::move(*write);  // the caller may keep it
+      EXPECT_EQ(taken.size(), kFrameSizeBytes + payload.size());
+    }
+  }
+  Result<std::optional<ByteView>> end = reader.next();
+  ASSERT_TRUE(end.ok());
+  EXPECT_FALSE(end->has_value());
+  EXPECT_EQ(reader.whole_write(), nullptr);
+
+  // A whole write with a size out of bounds fails as any such frame does.
+  WholeWriteStream bad({Bytes{0x7f, 0xff, 0xff, 0xff, 1, 2}});
+  FrameReader strict(bad, 1024, kReadAhead);
+  EXPECT_FALSE(strict.next().ok());
 }
 
 // A frame larger than the read-ahead is read into a buffer that the next one reuses, without regrowing it; one above
