@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/base/assert.h"
+#include "core/client/errors.h"
 #include "core/env/sync.h"
 #include "core/protocol/error_codes.h"
 #include "sim/workload/workload.h"
@@ -37,14 +38,26 @@ class ConsumerWorkload final : public Workload {
     partitions_.assign(static_cast<size_t>(partitions), PartitionState{});
     client::Client client(env, ctx_.client);
     std::map<int32_t, FiberRef> fetchers;
+    Instant next_refresh{};
     while (!ctx_.stopping) {
+      bool stale = false;
       for (int32_t p = 0; p < partitions && !ctx_.stopping; ++p) {
         if (partitions_[static_cast<size_t>(p)].fetcher != kNoFetcher) continue;
         Result<int32_t> leader = client.leader_for({spec_.topic, p});
-        if (!leader.ok() || fetchers.contains(*leader)) continue;
+        if (!leader.ok()) {
+          stale = stale || client::invalidates_metadata(leader.status().protocol_error());
+          continue;
+        }
+        if (fetchers.contains(*leader)) continue;
         const int32_t node = *leader;
         fetchers.emplace(node, env.scheduler.spawn(fmt::format("{}.n{}", name_, node),
                                                    [this, env, &client, node] { fetch_from(env, client, node); }));
+      }
+      // A partition without a leader (an election under way): the metadata is asked again, at most this often,
+      // rather than when the cache ages out.
+      if (stale && env.clock.now() >= next_refresh) {
+        client.invalidate_metadata();
+        next_refresh = env.clock.now() + kErrorBackoff;
       }
       env.scheduler.sleep_for(kRouteEvery);
     }
