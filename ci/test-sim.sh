@@ -7,7 +7,8 @@
 #   2. mutations: `sluice fuzz --prove-mutations` over every scenario: each mutation a scenario's [checks] catches
 #      names is caught within 24 seeds, and those seeds pass without it (most are caught by seed 1 or 2; the stale
 #      leader's fetch needs a deposed leader paused at the wrong moment and a consumer still asking it, which
-#      cluster_pause_slow_disk_swizzle arranges in about one seed in ten: seed 16 first at 609709d);
+#      cluster_pause_slow_disk_swizzle arranges in about one seed in ten: seed 16 first at 609709d, seeds 3 and 16
+#      of 1-20 since the consumer fetches per leader);
 #   3. shrinking: `sluice fuzz --shrink` cuts crash_loop_persisted's first seed failing with skip-persisted-fsync
 #      down to a scenario file that replays failing with the mutation, and passing without it;
 #   4. a short fuzz: every scenario round robin from seed 100 for SECONDS of wall time (default 150), half of the

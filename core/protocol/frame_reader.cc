@@ -88,6 +88,8 @@ void FrameReader::grow_frame(size_t needed, size_t kept, size_t total) {
 Result<std::optional<ByteView>> FrameReader::next() {
   // A frame above the kept size does not pin its buffer for the rest of the connection.
   if (frame_.capacity() > kKeptFrameBytes) Bytes().swap(frame_);
+  // The last frame's whole write, unless its caller took it, goes now: it would otherwise stay until the next one.
+  whole_write_ = Bytes();
   whole_write_taken_ = false;
   if (buffered() == 0 && leftover_.empty()) {
     if (std::optional<ByteView> frame = frame_from_whole_write()) return frame;
