@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/client/client.h"
+#include "core/client/connection.h"
 #include "tests/core/client/scripted_broker.h"
 
 namespace sluice::client {
@@ -79,6 +80,55 @@ TEST(ClientConnection, RequestsArePipelinedAndAnswersMatchedInOrder) {
         EXPECT_EQ(answers, (std::vector<std::string>{"c2", "c3", "c4"})) << "each caller got its own answer";
       }));
   EXPECT_EQ(arrived_before_first_answer, 3u);
+}
+
+// An answered call its caller let go of serves the next request; one its caller still holds is never reused, so its
+// answer stays its own.
+TEST(ClientConnection, OnlyACallItsCallerLetGoOfIsReused) {
+  ScriptedBroker broker;
+  ASSERT_TRUE(broker.run(
+      [&](Env, Stream& stream, int) {
+        answer_api_versions(stream);
+        while (std::optional<Request> request = next_request(stream)) {
+          answer(stream, *request, cluster_named(fmt::format("c{}", request->header.correlation_id)));
+        }
+      },
+      [&](Env env, Client& client) {
+        detail::ConnectionOptions options;
+        options.client_id = "reuse";
+        options.connect_timeout = 1s;
+        options.request_timeout = 1s;
+        Result<std::shared_ptr<detail::Connection>> opened =
+            detail::Connection::open(env, client.config().bootstrap.at(0), options);
+        ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+        detail::Connection& connection = **opened;
+        Bytes body;
+        ASSERT_TRUE(protocol::encode_message(protocol::MetadataRequest{}, 4, &body).ok());
+        auto ask = [&] { return connection.start(ApiKey::kMetadata, 4, body, 1s, /*expect_response=*/true); };
+        auto cluster_id = [](Result<Bytes> answer) {
+          EXPECT_TRUE(answer.ok()) << answer.status().to_string();
+          if (!answer.ok()) return std::string();
+          Result<protocol::MetadataResponse> response = protocol::decode_message<protocol::MetadataResponse>(*answer, 4);
+          EXPECT_TRUE(response.ok()) << response.status().to_string();
+          return response.ok() ? response->cluster_id.value_or("") : std::string();
+        };
+
+        detail::CallPtr held = ask();
+        ASSERT_EQ(cluster_id(detail::wait_for(*held)), "c2");
+        const detail::Call* let_go = nullptr;
+        {
+          detail::CallPtr first = ask();
+          let_go = first.get();
+          EXPECT_NE(let_go, held.get()) << "the held call is not reused";
+          EXPECT_EQ(cluster_id(detail::wait_for(*first)), "c3");
+        }
+        detail::CallPtr second = ask();
+        EXPECT_EQ(second.get(), let_go) << "the call let go of serves the next request";
+        EXPECT_EQ(second->correlation_id, 4);
+        EXPECT_EQ(cluster_id(detail::wait_for(*second)), "c4");
+        EXPECT_TRUE(held->done()) << "the held call is still answered";
+        connection.close();
+      }));
 }
 
 TEST(ClientConnection, AnAnswerWithTheWrongCorrelationIdBreaksTheConnection) {
