@@ -38,6 +38,10 @@ Result<size_t> FrameReader::fill() {
 
 Result<size_t> FrameReader::read_input(MutableByteView out) {
   if (leftover_at_ == leftover_.size()) return stream_.read_some(out);
+  return take_leftover(out);
+}
+
+size_t FrameReader::take_leftover(MutableByteView out) {
   const size_t n = std::min(out.size(), leftover_.size() - leftover_at_);
   std::memcpy(out.data(), leftover_.data() + leftover_at_, n);
   leftover_at_ += n;
@@ -119,19 +123,17 @@ Result<std::optional<ByteView>> FrameReader::next() {
   if (taken > 0) std::memcpy(frame_.data(), buffer_.data() + begin_, taken);  // (an empty frame_ has no data())
   begin_ = end_ = 0;
   size_t done = taken;
+  if (leftover_at_ < leftover_.size()) {  // the rest of a whole write that was not one frame comes first
+    const size_t left = std::min(total - done, leftover_.size() - leftover_at_);
+    grow_frame(done + left, done, total);
+    done += take_leftover(MutableByteView(frame_.data() + done, left));
+  }
   while (done < total) {
     // A chunk at a time while the buffer grows; in one read where an earlier frame left room (fewer recv calls).
     const size_t room = std::min(total, frame_.size()) - std::min(done, frame_.size());
     const size_t chunk = std::max(std::min(total - done, limits::kStreamReadChunkBytes), room);
     grow_frame(done + chunk, done, total);
-    for (size_t got = 0; got < chunk;) {
-      SLUICE_ASSIGN_OR_RETURN(const size_t n, read_input(MutableByteView(frame_.data() + done + got, chunk - got)));
-      if (n == 0) {
-        return connection_reset("stream ended after " + std::to_string(got) + " of " + std::to_string(chunk) +
-                                " bytes");
-      }
-      got += n;
-    }
+    SLUICE_TRY(read_exact(stream_, MutableByteView(frame_.data() + done, chunk)));
     const bool crossed = done / kPauseEveryBytes != (done + chunk) / kPauseEveryBytes;
     done += chunk;
     if (pause_ && crossed && done < total) pause_();

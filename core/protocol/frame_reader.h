@@ -50,6 +50,8 @@ class FrameReader {
   // Reads into `out` as Stream::read_some does, from what is left of a whole write taken but not a frame of its own
   // first.
   Result<size_t> read_input(MutableByteView out);
+  // Copies into `out` what it can of that rest; the bytes copied.
+  size_t take_leftover(MutableByteView out);
   // With nothing buffered: the next frame as a whole write of the peer's, when the stream hands one over and it is
   // exactly one frame; otherwise its bytes become input for the usual reads.
   std::optional<ByteView> frame_from_whole_write();

@@ -152,11 +152,11 @@ class OperationLog {
   bool empty() const { return size_ == 0; }
   Operation& at(size_t i) {
     SLUICE_ASSERT(i < size_);
-    return (*chunks_[i / kChunkOps])[i % kChunkOps];
+    return slot(i);
   }
   const Operation& at(size_t i) const {
     SLUICE_ASSERT(i < size_);
-    return (*chunks_[i / kChunkOps])[i % kChunkOps];
+    return slot(i);
   }
   Operation& back() { return at(size_ - 1); }
   void push_back(Operation op) {
@@ -178,7 +178,7 @@ class OperationLog {
 
     const_iterator() = default;
     const_iterator(const OperationLog* log, size_t i) : log_(log), i_(i) {}
-    reference operator*() const { return (*log_->chunks_[i_ / kChunkOps])[i_ % kChunkOps]; }
+    reference operator*() const { return log_->slot(i_); }
     pointer operator->() const { return &**this; }
     const_iterator& operator++() {
       ++i_;
@@ -199,6 +199,8 @@ class OperationLog {
   const_iterator end() const { return {this, size_}; }
 
  private:
+  Operation& slot(size_t i) const { return (*chunks_[i / kChunkOps])[i % kChunkOps]; }
+
   std::vector<std::unique_ptr<std::vector<Operation>>> chunks_;
   size_t size_ = 0;
 };

@@ -79,7 +79,7 @@ TEST(FrameReader, EveryCutOfTheStreamGivesTheSameFrames) {
 
 // A stream that keeps each write as a buffer, as the simulated network does: read_whole_write hands over the next
 // one untouched, read_some reads across them.
-class WholeWriteStream : public Stream {
+class WholeWriteStream : public testing::ReadOnlyStream {
  public:
   explicit WholeWriteStream(std::vector<Bytes> writes) : writes_(writes.begin(), writes.end()) {}
 
@@ -87,7 +87,6 @@ class WholeWriteStream : public Stream {
     if (writes_.empty() || at_ != 0) return std::nullopt;
     Bytes write = std::move(writes_.front());
     writes_.pop_front();
-    ++whole_;
     return write;
   }
   Result<size_t> read_some(MutableByteView out) override {
@@ -102,16 +101,10 @@ class WholeWriteStream : public Stream {
     }
     return n;
   }
-  Status write_all(ByteView) override { return Status(); }
-  void close() override {}
-  Address peer() const override { return {}; }
-  Address local() const override { return {}; }
-  size_t whole() const { return whole_; }
 
  private:
   std::deque<Bytes> writes_;
   size_t at_ = 0;
-  size_t whole_ = 0;
 };
 
 // A write that is one frame comes out as that write's buffer (whole_write, no copy); writes that hold two frames, or

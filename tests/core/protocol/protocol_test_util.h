@@ -115,8 +115,17 @@ void expect_truncations_fail(const T& msg, int16_t version) {
   }
 }
 
+// A stream that is only read: writes are dropped, and it has no addresses.
+class ReadOnlyStream : public Stream {
+ public:
+  Status write_all(ByteView) override { return Status(); }
+  void close() override {}
+  Address peer() const override { return {}; }
+  Address local() const override { return {}; }
+};
+
 // Serves `data` in reads of at most `chunk` bytes, then end of stream.
-class BufferStream : public Stream {
+class BufferStream : public ReadOnlyStream {
  public:
   explicit BufferStream(Bytes data, size_t chunk = 1 << 20) : data_(std::move(data)), chunk_(chunk) {}
 
@@ -127,10 +136,6 @@ class BufferStream : public Stream {
     pos_ += n;
     return n;
   }
-  Status write_all(ByteView) override { return Status(); }
-  void close() override {}
-  Address peer() const override { return {}; }
-  Address local() const override { return {}; }
   size_t reads() const { return reads_; }
 
  private:
