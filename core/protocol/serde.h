@@ -30,8 +30,8 @@
 // A tagged field's member is std::optional<T>, written when it holds a value (Kafka writes a tagged field only when
 // it differs from its default: leave it empty for the default); unknown tags are skipped. Absent fields (outside
 // [since, until]) keep the member's initializer when decoding and are skipped when encoding, whatever they hold.
-// A null in a version before `nullable_from` fails both ways. `serde` must only declare fields: it runs twice per
-// struct in flexible versions (regular fields, then tagged ones).
+// A null in a version before `nullable_from` fails both ways. `serde` must only declare fields: decoding runs it twice
+// for a struct that carries tagged fields (regular fields, then tagged ones).
 #pragma once
 
 #include <cstdint>
@@ -42,6 +42,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/base/assert.h"
 #include "core/base/bytes.h"
 #include "core/base/status.h"
 #include "core/protocol/small_array.h"
@@ -236,7 +237,7 @@ class Encoder {
  public:
   static constexpr bool kDecoding = false;
 
-  // `tagged`: where the second pass collects the struct's tagged fields (null in the first).
+  // `tagged`: where the struct being written collects its tagged fields (write_struct's; null outside a struct).
   Encoder(Writer& writer, int16_t version, bool flexible, std::vector<EncodedTag>* tagged = nullptr)
       : writer_(writer), version_(version), flexible_(flexible), tagged_(tagged) {}
 
@@ -246,22 +247,26 @@ class Encoder {
 
   template <typename T>
   void field(std::string_view name, const T& value, const FieldSpec& spec = {}) {
-    if (tagged_ == nullptr && detail::field_present(spec, version_)) write(name, value, version_ >= spec.nullable_from);
+    if (detail::field_present(spec, version_)) write(name, value, version_ >= spec.nullable_from);
   }
   template <typename T>
   void tagged(std::string_view name, const std::optional<T>& value, uint32_t tag, const FieldSpec& spec = {}) {
-    if (tagged_ != nullptr && flexible_ && detail::field_present(spec, version_)) write_tagged(name, value, tag);
+    if (flexible_ && detail::field_present(spec, version_)) write_tagged(name, value, tag);
   }
 
+  // One pass over the fields: the regular ones go to the writer in order, the tagged ones (each encoded on its own)
+  // aside, to follow as the struct's tagged-field block. Nearly every struct has none: the block is then its count
+  // alone, and no vector is allocated.
   template <Serde S>
   void write_struct(const S& s) {
     S& fields = const_cast<S&>(s);  // serde is shared with the Decoder; the Encoder only reads the members
-    Encoder regular(writer_, version_, flexible_);
-    fields.serde(regular);
-    if (!flexible_) return;
     std::vector<EncodedTag> tagged;
-    Encoder tagged_pass(writer_, version_, flexible_, &tagged);
-    fields.serde(tagged_pass);
+    Encoder regular(writer_, version_, flexible_, &tagged);
+    fields.serde(regular);
+    if (!flexible_) {
+      SLUICE_ASSERT(tagged.empty());  // tagged() writes nothing outside flexible versions
+      return;
+    }
     writer_.put_tagged_fields(std::move(tagged));
   }
 
@@ -315,6 +320,7 @@ class Encoder {
   template <typename T>
   void write_tagged(std::string_view n, const std::optional<T>& v, uint32_t tag) {
     if (!v) return;
+    SLUICE_ASSERT_MSG(tagged_ != nullptr, "a tagged field is written inside its struct");
     EncodedTag field{tag, {}};
     Writer sub(&field.data);
     Encoder inner(sub, version_, flexible_);
