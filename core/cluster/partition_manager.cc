@@ -40,8 +40,9 @@ std::shared_ptr<Partition> PartitionManager::make_partition(const storage::Topic
   return std::make_shared<Partition>(context_, tp, *config, logs_.topic_id(tp), std::move(log));
 }
 
-std::shared_ptr<Partition> PartitionManager::find(const storage::TopicPartition& tp) const {
-  auto it = partitions_.find(tp);
+std::shared_ptr<Partition> PartitionManager::find(std::string_view topic, int32_t partition) const {
+  auto it = partitions_.find(Key{topic, partition});
+  SLUICE_ASSERT(it == partitions_.end() || (it->first.partition == partition && it->first.topic == topic));
   return it == partitions_.end() ? nullptr : it->second;
 }
 
@@ -49,6 +50,7 @@ std::vector<storage::TopicPartition> PartitionManager::partitions() const {
   std::vector<storage::TopicPartition> out;
   out.reserve(partitions_.size());
   for (const auto& [tp, partition] : partitions_) out.push_back(tp);
+  std::ranges::sort(out);
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/base/mutations.h"
@@ -39,7 +40,9 @@ class PartitionManager {
   void stop();
 
   // The partition, or null: callers that suspend while using it keep the shared_ptr (it may be removed meanwhile).
-  std::shared_ptr<Partition> find(const storage::TopicPartition& tp) const;
+  std::shared_ptr<Partition> find(std::string_view topic, int32_t partition) const;
+  std::shared_ptr<Partition> find(const storage::TopicPartition& tp) const { return find(tp.topic, tp.partition); }
+  // In TopicPartition's order.
   std::vector<storage::TopicPartition> partitions() const;
   // A partition whose log did not load at start (storage::LogManager::offline_partition): find() does not know it,
   // and requests for it are answered with its reason, KAFKA_STORAGE_ERROR, as Kafka's ReplicaManager answers for
@@ -100,7 +103,24 @@ class PartitionManager {
   std::unique_ptr<DeferredAppends> deferred_;  // only with the ack-before-append mutation
   PartitionContext context_;                   // refers to the members above
   int64_t replica_lag_time_max_ms_ = 30000;    // replica.lag.time.max.ms
-  std::map<storage::TopicPartition, std::shared_ptr<Partition>> partitions_;
+  // Ordered by partition number first, then by the topic's length and bytes: every partition of every request is
+  // looked up here, and comparing the topic's bytes at each level of the tree was 1.5 % of a simulated run. Only
+  // lookups use this order: partitions() sorts its answer.
+  struct NumberFirst {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      if (a.partition != b.partition) return a.partition < b.partition;
+      const std::string_view x(a.topic);
+      const std::string_view y(b.topic);
+      return x.size() != y.size() ? x.size() < y.size() : x < y;
+    }
+  };
+  struct Key {
+    std::string_view topic;
+    int32_t partition;
+  };
+  std::map<storage::TopicPartition, std::shared_ptr<Partition>, NumberFirst> partitions_;
   // A replicated partition's raft storage (its log and hard state), which its host reads until it stops.
   std::map<storage::TopicPartition, std::unique_ptr<PartitionGroupStorage>> group_storage_;
   std::function<void()> on_group_stopped_;

@@ -47,7 +47,7 @@ void group_coordinator(Broker& broker, const std::string& group_id, FindCoordina
   // The leader as this node's replica knows it, else as last reported to the metadata (RecordLeader).
   int32_t leader = topic->partitions[static_cast<size_t>(partition)].leader;
   const std::shared_ptr<cluster::Partition> local =
-      broker.partitions().find({std::string(group::kOffsetsTopic), partition});
+      broker.partitions().find(group::kOffsetsTopic, partition);
   if (local != nullptr && local->replicated() && local->leader() >= 0) leader = local->leader();
   const cluster::metadata::BrokerRegistration* registration =
       leader < 0 ? nullptr : cluster->image().broker(leader);

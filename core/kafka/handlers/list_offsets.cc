@@ -58,7 +58,7 @@ ListOffsetsResponse::Partition lookup(RequestContext& ctx, const ListOffsetsRequ
   if (timestamp < 0 && ctx.version() < first_version_for(timestamp)) {
     return failed(wanted.partition_index, wire_code(ErrorCode::kUnsupportedVersion));
   }
-  std::shared_ptr<cluster::Partition> partition = ctx.broker.partitions().find({topic, wanted.partition_index});
+  std::shared_ptr<cluster::Partition> partition = ctx.broker.partitions().find(topic, wanted.partition_index);
   if (partition == nullptr) {
     return failed(wanted.partition_index, wire_code(ctx.broker.partition_not_here({topic, wanted.partition_index})));
   }
@@ -78,7 +78,7 @@ ListOffsetsResponse::Partition legacy_lookup(RequestContext& ctx, const ListOffs
   if (wanted.timestamp < protocol::kEarliestTimestamp) {
     return failed(wanted.partition_index, wire_code(ErrorCode::kUnsupportedVersion));
   }
-  std::shared_ptr<cluster::Partition> partition = ctx.broker.partitions().find({topic, wanted.partition_index});
+  std::shared_ptr<cluster::Partition> partition = ctx.broker.partitions().find(topic, wanted.partition_index);
   if (partition == nullptr) {
     return failed(wanted.partition_index, wire_code(ctx.broker.partition_not_here({topic, wanted.partition_index})));
   }

@@ -23,7 +23,7 @@ OffsetForLeaderEpochResponse::Partition end_of_epoch(RequestContext& ctx, const 
                                                      const OffsetForLeaderEpochRequest::Partition& wanted) {
   OffsetForLeaderEpochResponse::Partition out;
   out.partition = wanted.partition;
-  std::shared_ptr<cluster::Partition> partition = ctx.broker.partitions().find({topic, wanted.partition});
+  std::shared_ptr<cluster::Partition> partition = ctx.broker.partitions().find(topic, wanted.partition);
   if (partition == nullptr) {
     out.error_code = wire_code(ctx.broker.partition_not_here({topic, wanted.partition}));
     return out;

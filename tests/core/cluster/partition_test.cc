@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -76,6 +77,34 @@ TEST(Partition, OneNodeLeadsInTheInitialEpochWithItselfAsTheOnlyReplica) {
     EXPECT_EQ(partition->in_sync_replicas(), std::vector<int32_t>{kNodeId});
     EXPECT_EQ(rig.partitions->find(kTp), partition);
     EXPECT_EQ(rig.partitions->partitions(), std::vector<TopicPartition>{kTp});
+  }));
+}
+
+// The manager keeps its partitions in a lookup order of its own (the number first); partitions() still lists them
+// in TopicPartition's order, which is the order everything that walks them (retention, metadata) relies on.
+TEST(Partition, TheManagerFindsPartitionsByNameAndListsThemInTopicPartitionOrder) {
+  OneNode world;
+  ASSERT_TRUE(world.run([](Env env) {
+    Rig rig(env);
+    const std::vector<TopicPartition> made = {{"b", 1}, {"a", 10}, {"aa", 0}, {"a", 2}, {"b", 0}, {"ab", 2}};
+    std::map<TopicPartition, std::shared_ptr<Partition>> by_name;
+    for (const TopicPartition& tp : made) by_name[tp] = rig.create({}, tp);
+    std::vector<TopicPartition> sorted = made;
+    std::ranges::sort(sorted);
+    EXPECT_EQ(rig.partitions->partitions(), sorted);
+    for (const auto& [tp, partition] : by_name) {
+      ASSERT_NE(partition, nullptr);
+      EXPECT_EQ(rig.partitions->find(tp), partition) << tp.to_string();
+      EXPECT_EQ(rig.partitions->find(std::string_view(tp.topic), tp.partition), partition) << tp.to_string();
+    }
+    for (const TopicPartition& absent : std::vector<TopicPartition>{{"a", 3}, {"c", 0}, {"", 0}, {"b", -1}}) {
+      EXPECT_EQ(rig.partitions->find(absent), nullptr) << absent.to_string();
+    }
+    EXPECT_TRUE(rig.partitions->remove({"a", 2}).ok());
+    EXPECT_EQ((rig.partitions->find("a", 2)), nullptr);
+    EXPECT_EQ((rig.partitions->find("a", 10)), (by_name[{"a", 10}]));
+    std::erase(sorted, TopicPartition{"a", 2});
+    EXPECT_EQ(rig.partitions->partitions(), sorted);
   }));
 }
 
