@@ -187,7 +187,7 @@ FiberRef Scheduler::spawn(std::string name, std::function<void()> body) {
   SLUICE_ASSERT(raw->stack_bottom != nullptr);
   fibers_.push_back(std::move(fiber));
   ++live_;
-  ready_.push_back(raw);
+  make_ready(raw);
   return FiberRef(fibers_.back());
 }
 
@@ -232,7 +232,7 @@ void Scheduler::unpark(Fiber* fiber) {
   }
   SLUICE_ASSERT(fiber->state == FiberState::kParked);
   fiber->state = FiberState::kReady;
-  ready_.push_back(fiber);
+  make_ready(fiber);
 }
 
 void Scheduler::yield() {
@@ -240,7 +240,7 @@ void Scheduler::yield() {
   SLUICE_ASSERT_MSG(fiber != nullptr, "yield outside any fiber");
   if (fiber->killed) throw FiberKilled{};
   fiber->state = FiberState::kReady;
-  ready_.push_back(fiber);
+  make_ready(fiber);
   switch_to_driver();
   if (fiber->killed) throw FiberKilled{};
 }
@@ -296,6 +296,7 @@ bool Scheduler::run_one() {
   if (shuffle_ != nullptr && ready_.size() > 1) index = shuffle_->uniform(ready_.size());
   Fiber* fiber = ready_[index];
   ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(index));
+  note_ready();
   resume(fiber);
   return true;
 }
@@ -313,6 +314,7 @@ void Scheduler::kill_all() {
   if (offloader_ != nullptr) offloader_->settle();
   killing_ = true;
   ready_.clear();
+  note_ready();
   // Newest first, like a stack unwinding: a fiber spawned by another usually borrows objects its parent owns,
   // so the parent must outlive the child's destructors. Fibers spawned during the unwind are killed too.
   while (!fibers_.empty()) {
@@ -327,6 +329,7 @@ void Scheduler::kill_all() {
       SLUICE_ASSERT(fiber->state == FiberState::kDone);
     }
     ready_.clear();  // unparks during the unwind (a notify) leave stale entries
+    note_ready();
   }
   SLUICE_ASSERT_MSG(live_ == 0, "a fiber survived kill_all");
   killing_ = false;

@@ -153,6 +153,14 @@ class Scheduler {
   void set_resume_observer(std::function<void(uint64_t fiber_id)> observer) {
     resume_observer_ = std::move(observer);
   }
+  // The simulator's record of which nodes have a ready fiber: from now on `bit` of `*mask` is set while this
+  // scheduler has one, and clear while it has none, so its driver need not ask every node at every step. Null
+  // stops it. REQUIRES: `mask` outlives the installation.
+  void set_ready_flag(uint64_t* mask, uint64_t bit) {
+    ready_mask_ = mask;
+    ready_bit_ = bit;
+    if (ready_mask_ != nullptr) note_ready();
+  }
 
  private:
   friend class WaitQueue;
@@ -163,12 +171,26 @@ class Scheduler {
   void resume(Fiber* fiber);   // driver → fiber, until it switches back
   void switch_to_driver();     // fiber → driver
   void finish(Fiber* fiber);   // called on the fiber's stack as it ends
+  void make_ready(Fiber* fiber) {
+    ready_.push_back(fiber);
+    if (ready_mask_ != nullptr) *ready_mask_ |= ready_bit_;
+  }
+  void note_ready() {  // after ready_ shrank, or on installation
+    if (ready_mask_ == nullptr) return;
+    if (ready_.empty()) {
+      *ready_mask_ &= ~ready_bit_;
+    } else {
+      *ready_mask_ |= ready_bit_;
+    }
+  }
 
   Clock& clock_;
   Random* shuffle_;
   Offloader* offloader_ = nullptr;
   // Few fibers are ready at once: a vector's erase is a short memmove, a deque's a long call (1 % of a run).
   std::vector<Fiber*> ready_;
+  uint64_t* ready_mask_ = nullptr;  // set_ready_flag
+  uint64_t ready_bit_ = 0;
   std::unique_ptr<FiberStackPool> stacks_;       // declared before fibers_: it outlives their stacks
   std::vector<std::shared_ptr<Fiber>> fibers_;  // live fibers in creation order (kill_all unwinds in it)
   Fiber* current_ = nullptr;

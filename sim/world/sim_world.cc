@@ -1,6 +1,7 @@
 #include "sim/world/sim_world.h"
 
 #include <algorithm>
+#include <bit>
 #include <cinttypes>
 #include <cstdio>
 
@@ -25,6 +26,13 @@ SimWorld::SimWorld(uint64_t seed)
       fault_rng_(Random(seed).fork(kFaultStream)),
       network_rng_(Random(seed).fork(kNetworkStream)),
       trace_hash_(mix64(seed)) {}
+
+SimWorld::~SimWorld() {
+  for (auto& [node, scheduler] : schedulers_) {
+    scheduler->set_ready_flag(nullptr, 0);
+    scheduler->set_resume_observer(nullptr);
+  }
+}
 
 uint64_t SimWorld::node_seed(NodeId node) const { return Random(seed_).fork(kNodeStreamBase + node).seed(); }
 
@@ -118,6 +126,7 @@ void SimWorld::pause_node(NodeId node) {
                     "a paused node is attached");
   SLUICE_ASSERT(!paused(node));
   paused_.emplace_back(node, std::vector<HeapEntry>{});
+  renumber_schedulers();
   trace(0x9a05'0000'0000ULL ^ node);
 }
 
@@ -126,6 +135,7 @@ void SimWorld::resume_node(NodeId node) {
   if (found == paused_.end()) return;
   std::vector<HeapEntry> waiting = std::move(found->second);
   paused_.erase(found);
+  renumber_schedulers();
   trace(0x4e5a'0000'0000ULL ^ node);
   // In the order they came due; they run now, before any event still in the heap (all of which are due later).
   std::stable_sort(waiting.begin(), waiting.end());
@@ -145,6 +155,7 @@ void SimWorld::attach(NodeId node, Scheduler& scheduler) {
   const auto at = std::ranges::lower_bound(schedulers_, node, {}, &std::pair<NodeId, Scheduler*>::first);
   SLUICE_ASSERT_MSG(at == schedulers_.end() || at->first != node, "node attached twice");
   schedulers_.insert(at, {node, &scheduler});
+  renumber_schedulers();
   scheduler.set_resume_observer([this, node](uint64_t fiber_id) {
     ++fiber_steps_;
     trace((static_cast<uint64_t>(node) << 48) ^ fiber_id);
@@ -155,15 +166,50 @@ void SimWorld::detach(NodeId node) {
   const auto found = std::ranges::lower_bound(schedulers_, node, {}, &std::pair<NodeId, Scheduler*>::first);
   SLUICE_ASSERT(found != schedulers_.end() && found->first == node);
   found->second->set_resume_observer(nullptr);
+  found->second->set_ready_flag(nullptr, 0);
   schedulers_.erase(found);
   // A node going down ends its pause; its waiting events were cancelled with the node's (cancel_node_events).
   std::erase_if(paused_, [node](const auto& p) { return p.first == node; });
+  renumber_schedulers();
+}
+
+void SimWorld::renumber_schedulers() {
+  ready_mask_ = 0;
+  paused_mask_ = 0;
+  for (size_t i = 0; i < schedulers_.size(); ++i) {
+    const auto& [node, scheduler] = schedulers_[i];
+    if (i >= kFlaggedSchedulers) {
+      scheduler->set_ready_flag(nullptr, 0);
+      continue;
+    }
+    const uint64_t bit = uint64_t{1} << i;
+    scheduler->set_ready_flag(&ready_mask_, bit);
+    if (paused(node)) paused_mask_ |= bit;
+    SLUICE_ASSERT(((ready_mask_ & bit) != 0) == scheduler->has_ready());
+  }
 }
 
 void SimWorld::trace(uint64_t value) { trace_hash_ = mix64(trace_hash_ ^ value); }
 
+// Draws among the nodes with ready fibers, in node order; the chosen node's scheduler then draws among its own.
 bool SimWorld::run_ready_fiber() {
-  // Draw among the nodes with ready fibers; the chosen node's scheduler then draws among its own.
+  if (schedulers_.size() > kFlaggedSchedulers) return run_ready_fiber_asking_each();
+  uint64_t candidates = ready_mask_ & ~paused_mask_;
+  if (candidates == 0) return false;
+  const int count = std::popcount(candidates);
+  if (count > 1) {
+    for (uint64_t skip = schedule_rng_.uniform(static_cast<uint64_t>(count)); skip > 0; --skip) {
+      candidates &= candidates - 1;  // drops the lowest
+    }
+  }
+  const size_t index = static_cast<size_t>(std::countr_zero(candidates));
+  SLUICE_ASSERT(index < schedulers_.size());
+  const bool ran = schedulers_[index].second->run_one();
+  SLUICE_ASSERT_MSG(ran, "a node's ready bit was set without a ready fiber");
+  return true;
+}
+
+bool SimWorld::run_ready_fiber_asking_each() {
   ready_scratch_.clear();
   for (auto& [node, scheduler] : schedulers_) {
     if (scheduler->has_ready() && (paused_.empty() || !paused(node))) ready_scratch_.push_back(scheduler);

@@ -37,6 +37,7 @@ inline constexpr NodeId kWorldNode = 0;  // events that belong to no node
 class SimWorld {
  public:
   explicit SimWorld(uint64_t seed);
+  ~SimWorld();  // schedulers still attached stop flagging their ready fibers here
   SimWorld(const SimWorld&) = delete;
   SimWorld& operator=(const SimWorld&) = delete;
 
@@ -110,6 +111,9 @@ class SimWorld {
   }
 
   bool run_ready_fiber();
+  bool run_ready_fiber_asking_each();  // with more than kFlaggedSchedulers nodes
+  // After schedulers_ or paused_ changed: each scheduler's bit is its index again, and both masks are true.
+  void renumber_schedulers();
   void run_next_event();
   // The earliest pending event's heap entry, after dropping cancelled ones from the top; null when none. Events a
   // resumed node kept waiting come first (resumed_).
@@ -128,9 +132,14 @@ class SimWorld {
   Random schedule_rng_;
   Random fault_rng_;
   Random network_rng_;
-  // Sorted by node: run_ready_fiber walks it on every step, which a vector does without a tree walk.
+  // Sorted by node. Up to kFlaggedSchedulers of them keep bit i of ready_mask_ set while schedulers_[i] has a ready
+  // fiber (Scheduler::set_ready_flag), and paused_mask_ holds the paused ones' bits, so that run_ready_fiber, run
+  // at every step, need not ask every node (it did, and that was 1.5 % of a benchmark run's instructions).
+  static constexpr size_t kFlaggedSchedulers = 64;
   std::vector<std::pair<NodeId, Scheduler*>> schedulers_;
-  std::vector<Scheduler*> ready_scratch_;
+  uint64_t ready_mask_ = 0;
+  uint64_t paused_mask_ = 0;
+  std::vector<Scheduler*> ready_scratch_;  // beyond kFlaggedSchedulers nodes
   // Paused nodes and the events that came due while they were paused (their slots stay live, so cancel works).
   std::vector<std::pair<NodeId, std::vector<HeapEntry>>> paused_;
   std::deque<HeapEntry> resumed_;  // a resumed node's waiting events, run before the heap's

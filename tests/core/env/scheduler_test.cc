@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/env/sync.h"
 #include "tests/core/env/fiber_harness.h"
 
 namespace sluice {
@@ -130,6 +131,45 @@ TEST(Scheduler, KillAllUnwindsParkedFibersAndRunsDestructors) {
   h.spawn([&] { rebooted = true; });
   h.run();
   EXPECT_TRUE(rebooted);
+}
+
+// The simulator's driver asks a node's bit instead of the node (SimWorld::run_ready_fiber): the bit must be set
+// exactly while the scheduler has a ready fiber, whatever made it ready (spawn, a notify, a yield) or not.
+TEST(Scheduler, TheReadyFlagIsSetExactlyWhileAFiberIsReady) {
+  FiberHarness h(1, /*shuffle=*/false);
+  constexpr uint64_t kOther = uint64_t{1} << 9;  // another node's bit: never touched
+  constexpr uint64_t kBit = uint64_t{1} << 2;
+  uint64_t mask = kOther;
+  h.scheduler.set_ready_flag(&mask, kBit);
+  EXPECT_EQ(mask, kOther);
+  Event go(h.scheduler);
+  h.spawn([&] { go.wait(); });
+  EXPECT_EQ(mask, kOther | kBit) << "spawned";
+  ASSERT_TRUE(h.scheduler.run_one());
+  EXPECT_EQ(mask, kOther) << "parked on the event";
+  h.spawn([&] {
+    go.set();
+    h.scheduler.yield();
+  });
+  EXPECT_EQ(mask, kOther | kBit);
+  ASSERT_TRUE(h.scheduler.run_one());  // sets the event (the first fiber is ready) and yields
+  EXPECT_EQ(h.scheduler.ready_count(), 2u);
+  EXPECT_EQ(mask, kOther | kBit);
+  ASSERT_TRUE(h.scheduler.run_one());
+  ASSERT_TRUE(h.scheduler.run_one());
+  EXPECT_FALSE(h.scheduler.has_ready());
+  EXPECT_EQ(mask, kOther) << "both done";
+  h.spawn([&] { go.wait(); });
+  h.spawn([] {});
+  EXPECT_EQ(mask, kOther | kBit);
+  h.scheduler.kill_all();
+  EXPECT_EQ(mask, kOther) << "killed: nothing is ready";
+  h.scheduler.set_ready_flag(nullptr, 0);
+  h.spawn([] {});
+  EXPECT_EQ(mask, kOther) << "no longer installed";
+  h.scheduler.set_ready_flag(&mask, kBit);
+  EXPECT_EQ(mask, kOther | kBit) << "installing it reports what is ready now";
+  h.scheduler.set_ready_flag(nullptr, 0);  // `mask` goes before the harness unwinds the fiber
 }
 
 TEST(Scheduler, FiberSpawnedNeverRunKilledCleanly) {

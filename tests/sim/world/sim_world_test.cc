@@ -3,9 +3,12 @@
 // events, or after the heap compacted around it; pending_events counts only live ones.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "core/env/scheduler.h"
+#include "sim/world/sim_clock.h"
 #include "sim/world/sim_world.h"
 
 namespace sluice {
@@ -72,6 +75,48 @@ TEST(SimWorldEvents, CompactingAroundManyCancelledTimersKeepsTheOrder) {
   EXPECT_EQ(world.pending_events(), 10u);
   world.run_until(at_ms(2'000'000));
   EXPECT_EQ(ran, (std::vector<int>{4500, 4000, 3500, 3000, 2500, 2000, 1500, 1000, 500, 0}));
+}
+
+// Nodes whose fibers are ready are found by their bits (up to 64 nodes) or by asking each (more): either way every
+// ready fiber of a running node runs, and none of a paused one until it resumes.
+void every_ready_node_runs_and_a_paused_one_waits(size_t nodes) {
+  SimWorld world(7);
+  std::vector<std::unique_ptr<SimClock>> clocks;
+  std::vector<std::unique_ptr<Scheduler>> schedulers;
+  std::vector<int> runs(nodes + 1, 0);
+  // Attached in an order other than the nodes' own: bits follow the sorted order, renumbered at each attach.
+  for (size_t i = 0; i < nodes; ++i) {
+    const auto node = static_cast<NodeId>(i % 2 == 0 ? i / 2 + 1 : nodes - i / 2);
+    clocks.push_back(std::make_unique<SimClock>(world, node));
+    schedulers.push_back(std::make_unique<Scheduler>(*clocks.back(), &world.schedule_rng()));
+    world.attach(node, *schedulers.back());
+    schedulers.back()->spawn("f", [&runs, node, &s = *schedulers.back()] {
+      ++runs[node];
+      s.yield();
+      ++runs[node];
+    });
+  }
+  const NodeId low = 3;
+  const auto high = static_cast<NodeId>(nodes - 1);
+  world.pause_node(low);
+  world.pause_node(high);
+  world.run_until(world.now() + 1s);
+  for (NodeId node = 1; node <= nodes; ++node) {
+    const bool paused = node == low || node == high;
+    EXPECT_EQ(runs[node], paused ? 0 : 2) << "node " << node << " of " << nodes;
+  }
+  world.resume_node(low);
+  world.resume_node(high);
+  world.run_until(world.now() + 1s);
+  EXPECT_EQ(runs[low], 2);
+  EXPECT_EQ(runs[high], 2);
+  for (size_t i = 0; i < nodes; ++i) world.detach(static_cast<NodeId>(i + 1));
+}
+
+TEST(SimWorldFibers, EveryReadyNodeRunsAndAPausedOneWaits) {
+  every_ready_node_runs_and_a_paused_one_waits(5);
+  every_ready_node_runs_and_a_paused_one_waits(64);
+  every_ready_node_runs_and_a_paused_one_waits(70);  // beyond the bits
 }
 
 }  // namespace
