@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
+#include <cstring>
+#include <limits>
 #include <string>
 
 #include "core/base/assert.h"
@@ -27,6 +30,9 @@ namespace {
 constexpr char kFiller[] = "abcdefghijklmnopqrstuvwxyz0123456789";
 constexpr uint64_t kFillerBase = sizeof(kFiller) - 1;
 constexpr uint64_t kPairBase = kFillerBase * kFillerBase;
+constexpr size_t kDigitsPerDraw = 12;  // 36^12 < 2^64: twelve filler characters from one draw, not one each
+constexpr uint64_t kHalfBase = kPairBase * kPairBase * kPairBase;  // 36^6 < 2^32: half a draw in 32-bit arithmetic
+static_assert(kHalfBase <= std::numeric_limits<uint32_t>::max());
 
 // The two filler characters of each base-36 digit pair, low digit first: two characters per division.
 constexpr std::array<std::array<char, 2>, kPairBase> make_filler_pairs() {
@@ -36,30 +42,49 @@ constexpr std::array<std::array<char, 2>, kPairBase> make_filler_pairs() {
 }
 constexpr std::array<std::array<char, 2>, kPairBase> kFillerPairs = make_filler_pairs();
 
+// The low `digits` base-36 digits of `draw` as filler characters, low digit first.
+void put_filler(uint64_t draw, size_t digits, uint8_t* out) {
+  for (; digits >= 2; digits -= 2, out += 2) {
+    std::memcpy(out, kFillerPairs[draw % kPairBase].data(), 2);
+    draw /= kPairBase;
+  }
+  if (digits == 1) *out = static_cast<uint8_t>(kFiller[draw % kFillerBase]);
+}
+
+// put_filler's six digits of a value below 36^6: 32-bit divisions are a multiply each, 64-bit ones several.
+void put_six(uint32_t six, uint8_t* out) {
+  constexpr auto kPair = static_cast<uint32_t>(kPairBase);
+  const uint32_t upper = six / kPair;
+  std::memcpy(out, kFillerPairs[six - upper * kPair].data(), 2);
+  std::memcpy(out + 2, kFillerPairs[upper % kPair].data(), 2);
+  std::memcpy(out + 4, kFillerPairs[upper / kPair].data(), 2);
+}
+
 }  // namespace
 
 Bytes make_value(const std::string& process, uint64_t n, int bytes, Random& random) {
-  // Every produced record makes one: built in place (no format parse, no push_back per byte), byte for byte what
-  // the traces of earlier builds hold.
-  std::string text = process;
-  text += '#';
-  text += std::to_string(n);
-  text += '|';
-  constexpr int kDigitsPerDraw = 12;  // 36^12 < 2^64: twelve filler characters from one draw, not one each
-  Bytes value(std::max(text.size(), static_cast<size_t>(std::max(bytes, 0))));
-  std::copy(text.begin(), text.end(), value.begin());
-  size_t at = text.size();
-  while (at < value.size()) {
-    uint64_t draw = random.next_u64();
-    const size_t digits = std::min<size_t>(kDigitsPerDraw, value.size() - at);
-    for (size_t i = 0; i + 1 < digits; i += 2) {
-      const std::array<char, 2>& pair = kFillerPairs[draw % kPairBase];
-      value[at++] = static_cast<uint8_t>(pair[0]);
-      value[at++] = static_cast<uint8_t>(pair[1]);
-      draw /= kPairBase;
-    }
-    if (digits % 2 != 0) value[at++] = static_cast<uint8_t>(kFiller[draw % kFillerBase]);
+  // Every produced record makes one: built in place through a pointer (a store through value[i] made the compiler
+  // reload the vector's fields after each byte), byte for byte what the traces of earlier builds hold.
+  std::array<char, 20> number{};  // 2^64 has 20 decimal digits
+  const char* number_end = std::to_chars(number.data(), number.data() + number.size(), n).ptr;
+  const auto number_size = static_cast<size_t>(number_end - number.data());
+  const size_t prefix = process.size() + 1 + number_size + 1;
+  Bytes value(std::max(prefix, static_cast<size_t>(std::max(bytes, 0))));
+  uint8_t* out = value.data();
+  std::memcpy(out, process.data(), process.size());
+  out += process.size();
+  *out++ = '#';
+  std::memcpy(out, number.data(), number_size);
+  out += number_size;
+  *out++ = '|';
+  uint8_t* const end = value.data() + value.size();
+  for (; static_cast<size_t>(end - out) >= kDigitsPerDraw; out += kDigitsPerDraw) {
+    const uint64_t draw = random.next_u64();
+    const uint64_t high = draw / kHalfBase;
+    put_six(static_cast<uint32_t>(draw - high * kHalfBase), out);
+    put_six(static_cast<uint32_t>(high % kHalfBase), out + kDigitsPerDraw / 2);
   }
+  if (out != end) put_filler(random.next_u64(), static_cast<size_t>(end - out), out);
   return value;
 }
 
