@@ -92,7 +92,7 @@ OperationDetails& Operation::edit_details() {
   return *details_;
 }
 
-uint64_t History::invoke(Operation op, Instant now) {
+uint64_t History::invoke(Operation&& op, Instant now) {
   op.id = ops_.size();
   op.invoked_at = now;
   op.completed = false;
