@@ -43,8 +43,17 @@ Result<std::shared_ptr<Connection>> ClientCore::connection(int32_t node_id) {
     broker = brokers_.find(node_id);
     if (broker == brokers_.end()) return not_sent(fmt::format("broker {} is not in the metadata", node_id));
   }
+  if (node_id == last_node_) {
+    std::shared_ptr<Connection> last = last_connection_.lock();
+    if (last != nullptr && !last->broken() && last->address() == broker->second) return last;
+  }
   const Address address = broker->second;  // a copy: the map may change while connecting
-  return connect_to(address);
+  Result<std::shared_ptr<Connection>> connected = connect_to(address);
+  if (connected.ok()) {
+    last_node_ = node_id;
+    last_connection_ = *connected;
+  }
+  return connected;
 }
 
 Result<std::shared_ptr<Connection>> ClientCore::any_connection() {

@@ -112,6 +112,12 @@ class ClientCore {
   std::map<std::string, CachedTopic> topics_;
   uint64_t metadata_epoch_ = 1;  // invalidate_metadata() makes every cached topic older than it stale
   int32_t controller_id_ = -1;
+  // connection(node_id)'s last answer, for the next request to that node (one per produce and fetch), which then
+  // skips the address copy and the lookup by address. Used while unbroken (a broken connection is the only kind
+  // connect_to replaces, and close() breaks them all) and at the address brokers_ names; weak, so that it keeps no
+  // connection alive longer than connections_ does.
+  int32_t last_node_ = -1;
+  std::weak_ptr<Connection> last_connection_;
   Mutex refresh_mutex_;  // one metadata refresh at a time: fibers that wait use its result
 };
 
