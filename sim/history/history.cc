@@ -100,6 +100,14 @@ uint64_t History::invoke(Operation&& op, Instant now) {
   return ops_.back().id;
 }
 
+Operation& History::invoke_in_place(Instant now) {
+  const uint64_t id = ops_.size();
+  Operation& op = ops_.emplace_back();
+  op.id = id;
+  op.invoked_at = now;
+  return op;
+}
+
 void History::complete(uint64_t id, Instant now) {
   Operation& o = ops_.at(id);
   SLUICE_ASSERT_MSG(!o.completed, "an operation completes once");

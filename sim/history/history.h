@@ -160,12 +160,14 @@ class OperationLog {
   }
   Operation& back() { return at(size_ - 1); }
   void push_back(Operation&& op) {  // a reference: an operation by value was moved once more per call
-    if (size_ % kChunkOps == 0) {
-      chunks_.push_back(std::make_unique<std::vector<Operation>>());
-      chunks_.back()->reserve(kChunkOps);
-    }
-    chunks_.back()->push_back(std::move(op));
+    chunk_with_room().push_back(std::move(op));
     ++size_;
+  }
+  // A new operation at the end, default-initialized, for the caller to fill in (nothing to move).
+  Operation& emplace_back() {
+    Operation& op = chunk_with_room().emplace_back();
+    ++size_;
+    return op;
   }
 
   class const_iterator {
@@ -200,6 +202,13 @@ class OperationLog {
 
  private:
   Operation& slot(size_t i) const { return (*chunks_[i / kChunkOps])[i % kChunkOps]; }
+  std::vector<Operation>& chunk_with_room() {
+    if (size_ % kChunkOps == 0) {
+      chunks_.push_back(std::make_unique<std::vector<Operation>>());
+      chunks_.back()->reserve(kChunkOps);
+    }
+    return *chunks_.back();
+  }
 
   std::vector<std::unique_ptr<std::vector<Operation>>> chunks_;
   size_t size_ = 0;
@@ -209,6 +218,9 @@ class History {
  public:
   // Records an invocation; returns its id for complete(). Moved from once, into the log (hundreds of thousands a run).
   uint64_t invoke(Operation&& op, Instant now);
+  // The same for an operation the caller fills in where it is recorded (kind, process, what it applies to), which
+  // saves building one and moving it in: for the workloads' produces and fetches. Its id is for complete().
+  Operation& invoke_in_place(Instant now);
   Operation& op(uint64_t id) { return ops_.at(id); }
   // Fills in the completion time; the caller has set outcome and results on op(id).
   void complete(uint64_t id, Instant now);

@@ -138,12 +138,12 @@ class ConsumerWorkload final : public Workload {
     std::vector<uint64_t> ops;
     ops.reserve(positions.size());
     for (const client::FetchPosition& position : positions) {
-      Operation op;
+      Operation& op = ctx_.history.invoke_in_place(invoked);
       op.process = name_;
       op.kind = OpKind::kFetch;
       op.tp = position.tp;
       op.offset = position.offset;
-      ops.push_back(ctx_.history.invoke(std::move(op), invoked));
+      ops.push_back(op.id);
     }
     client::FetchOptions options;
     options.max_wait = spec_.max_wait;

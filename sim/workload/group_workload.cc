@@ -172,12 +172,12 @@ class GroupWorkload final : public Workload {
   }
 
   void fetch(Env env, size_t i, client::Client& client, const client::TopicPartitionId& tp, int64_t& position) {
-    Operation op;
+    Operation& op = ctx_.history.invoke_in_place(env.clock.now());
     op.process = process(i);
     op.kind = OpKind::kFetch;
     op.tp = tp;
     op.offset = position;
-    const uint64_t id = ctx_.history.invoke(std::move(op), env.clock.now());
+    const uint64_t id = op.id;
     client::FetchOptions options;
     options.max_wait = 50ms;
     Result<client::FetchView> fetched = client.fetch_view(tp, position, options);

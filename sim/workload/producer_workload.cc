@@ -49,7 +49,7 @@ class ProducerWorkload final : public Workload {
 
  private:
   void send_one(Env env, client::Producer& producer, int32_t partitions, int32_t& next_partition) {
-    Operation op;
+    Operation& op = ctx_.history.invoke_in_place(env.clock.now());  // nothing below suspends before the send
     op.process = name_;
     op.kind = OpKind::kProduce;
     op.acks = spec_.acks;
@@ -80,10 +80,10 @@ class ProducerWorkload final : public Workload {
     }
     const int32_t partition = first_key ? partition_of_key(*first_key, partitions) : next_partition++ % partitions;
     op.tp = client::TopicPartitionId{spec_.topic, partition};
-    const uint64_t id = ctx_.history.invoke(std::move(op), env.clock.now());
+    const uint64_t id = op.id;
     ++sent_;
     // Two words, which std::function holds without an allocation (an Env would not fit): a callback per batch.
-    producer.send(ctx_.history.op(id).tp, std::move(records),
+    producer.send(op.tp, std::move(records),
                   [this, id](const client::ProduceResult& result) { settle(id, result, clock_->now()); });
   }
 

@@ -63,5 +63,33 @@ TEST(HistoryDigest, IsEqualForEqualHistoriesAndChangesWithAnyFoldedField) {
   for (size_t i = 0; i < changes.size(); ++i) EXPECT_NE(digest_with(changes[i]), base) << "change " << i;
 }
 
+// An operation filled in where it is recorded is recorded as one moved in: the same id, times, JSON and digest.
+TEST(HistoryDigest, AnOperationInvokedInPlaceIsRecordedAsOneMovedIn) {
+  History moved;
+  History in_place;
+  for (int i = 0; i < 3; ++i) {
+    const Instant at = Instant{} + std::chrono::milliseconds(i);
+    Operation op;
+    op.process = "consumer";
+    op.kind = OpKind::kFetch;
+    op.tp = {"t", i};
+    op.offset = 7 + i;
+    const uint64_t moved_id = moved.invoke(std::move(op), at);
+    Operation& filled = in_place.invoke_in_place(at);
+    filled.process = "consumer";
+    filled.kind = OpKind::kFetch;
+    filled.tp = {"t", i};
+    filled.offset = 7 + i;
+    EXPECT_EQ(filled.id, moved_id);
+    EXPECT_FALSE(filled.completed);
+    if (i != 1) {  // one left pending
+      moved.complete(moved_id, at + 1ms);
+      in_place.complete(filled.id, at + 1ms);
+    }
+  }
+  EXPECT_EQ(in_place.to_json_lines(), moved.to_json_lines());
+  EXPECT_EQ(in_place.digest(), moved.digest());
+}
+
 }  // namespace
 }  // namespace sluice::sim
