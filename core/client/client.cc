@@ -114,16 +114,17 @@ FetchMany Client::fetch_from(int32_t node_id, const std::vector<FetchPosition>& 
   Result<std::pair<int16_t, detail::CallPtr>> started = start_fetch(*core, node_id, positions, options);
   if (!started.ok()) return fail_all(started.status());
   const auto& [version, call] = *started;
-  Result<Bytes> answer = detail::wait_for(*call);
+  Result<detail::Answer> answer = detail::wait_for_answer(*call);
   if (!answer.ok()) return fail_all(answer.status());
-  Result<protocol::FetchResponse> response = protocol::decode_message<protocol::FetchResponse>(*answer, version);
+  Result<protocol::FetchResponse> response =
+      protocol::decode_message<protocol::FetchResponse>(answer->body(), version);
   if (!response.ok()) return fail_all(response.status());
   invalidate_if_stale(*core, response->error_code);
   for (const FetchPosition& position : positions) {
     answered.partitions.push_back(read_fetch_partition(*response, position.tp, position.offset));
     if (answered.partitions.back().ok()) invalidate_if_stale(*core, answered.partitions.back()->error_code);
   }
-  answered.answer = std::move(*answer);  // a move: the views still point into its buffer
+  answered.answer = std::move(answer->buffer);  // a move: the views still point into its buffer
   return answered;
 }
 

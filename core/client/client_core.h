@@ -48,8 +48,8 @@ class ClientCore {
   // decoded answer. `timeout` bounds the wait for the answer.
   template <protocol::ApiMessage Resp, typename Build>
   Result<Resp> call(int32_t node_id, Build&& build, Duration timeout);
-  // As call, but the answer's Records fields stay views into `bytes`, which comes with it (no copy of a fetch's
-  // records): the response is valid while `bytes` is.
+  // As call, but the answer's Records fields stay views into `bytes` (the buffer the answer came in), which comes
+  // with it (no copy of a fetch's records): the response is valid while `bytes` is.
   template <protocol::ApiMessage Resp>
   struct Answered {
     Resp response;
@@ -134,9 +134,10 @@ Result<ClientCore::Answered<Resp>> ClientCore::call_answered(int32_t node_id, Bu
   framed.resize(conn->head_room());
   SLUICE_TRY(protocol::encode_message(build(version), version, &framed));
   CallPtr call = conn->start_framed(Req::kApiKey, version, std::move(framed), timeout, /*expect_response=*/true);
+  SLUICE_ASSIGN_OR_RETURN(Answer answer, wait_for_answer(*call));
   Answered<Resp> answered;
-  SLUICE_ASSIGN_OR_RETURN(answered.bytes, wait_for(*call));
-  SLUICE_ASSIGN_OR_RETURN(answered.response, protocol::decode_message<Resp>(answered.bytes, version));
+  SLUICE_ASSIGN_OR_RETURN(answered.response, protocol::decode_message<Resp>(answer.body(), version));
+  answered.bytes = std::move(answer.buffer);  // a move: the response's views still point into its buffer
   return answered;
 }
 

@@ -66,10 +66,19 @@ std::optional<int16_t> downgraded_version(ByteView body, int16_t tried) {
 
 }  // namespace
 
-Result<Bytes> wait_for(Call& call) {
+Result<Answer> wait_for_answer(Call& call) {
   call.finished.wait();
   SLUICE_ASSERT(call.done());
-  return std::move(*call.result);
+  Result<Bytes> result = std::move(*call.result);
+  if (!result.ok()) return result.status();
+  SLUICE_ASSERT(call.body_at <= result->size());
+  return Answer{std::move(*result), call.body_at};
+}
+
+Result<Bytes> wait_for(Call& call) {
+  SLUICE_ASSIGN_OR_RETURN(Answer answer, wait_for_answer(call));
+  answer.buffer.erase(answer.buffer.begin(), answer.buffer.begin() + static_cast<std::ptrdiff_t>(answer.body_at));
+  return std::move(answer.buffer);
 }
 
 Connection::Connection(Env env, Address address, std::unique_ptr<Stream> stream, std::string client_id)
@@ -260,8 +269,8 @@ Status Connection::match_answer(ByteView frame, Bytes* whole_write) {
   }
   pending_.pop_front();
   if (whole_write != nullptr) {
-    // The frame is the buffer the broker wrote: the body keeps it, the size and header cut off its front.
-    whole_write->erase(whole_write->begin(), whole_write->begin() + (body.data() - whole_write->data()));
+    // The frame is the buffer the broker wrote: the answer keeps it, the body after the frame's size and header.
+    call->body_at = static_cast<size_t>(body.data() - whole_write->data());
     finish(*call, std::move(*whole_write));
   } else {
     finish(*call, Bytes(body.begin(), body.end()));
@@ -280,6 +289,7 @@ CallPtr Connection::reusable_call() {
     call->correlation_id = -1;
     call->written = false;
     call->result.reset();
+    call->body_at = 0;
     call->finished.reset();
     call->deadline = Instant{};
     return call;

@@ -40,9 +40,12 @@ struct Call {
   int32_t correlation_id = -1;
   bool expect_response = true;
   bool written = false;
-  // The response body (after its header); an empty body for a request without response once written; or why it
-  // failed (see the header comment).
+  // The response body (after its header) from body_at on; an empty body for a request without response once
+  // written; or why it failed (see the header comment).
   std::optional<Result<Bytes>> result;
+  // Where the body begins in result's bytes: an answer keeps the buffer it came in, the frame's size and header
+  // ahead of the body (shifting the body to the front was a copy of every answer).
+  size_t body_at = 0;
   Event finished;
   // Runs once when the result is set, on the fiber or timer that set it: it must not block.
   std::function<void()> on_finished;
@@ -53,8 +56,17 @@ struct Call {
 };
 using CallPtr = std::shared_ptr<Call>;
 
-// Parks until `call` finishes; its result, moved out (the caller is its only reader).
+// Parks until `call` finishes; its result, moved out (the caller is its only reader), the body alone.
 Result<Bytes> wait_for(Call& call);
+
+// An answer's body where it came: `buffer` from `body_at` on.
+struct Answer {
+  Bytes buffer;
+  size_t body_at = 0;
+  ByteView body() const { return ByteView(buffer).subspan(body_at); }
+};
+// As wait_for, leaving the body where it is in its buffer (no copy): for the answers of every produce and fetch.
+Result<Answer> wait_for_answer(Call& call);
 
 struct ConnectionOptions {
   std::string client_id;

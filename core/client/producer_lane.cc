@@ -115,8 +115,8 @@ void Producer::State::handle_answer(Lane& lane, const InFlight& entry) {
     settle(batch, Outcome::kOk);  // written: what acks=0 promises (Kafka's producer settles it so too)
     return;
   }
-  Result<protocol::ProduceResponse> response =
-      protocol::decode_message<protocol::ProduceResponse>(*answer, entry.version);
+  const ByteView body = ByteView(*answer).subspan(entry.call->body_at);
+  Result<protocol::ProduceResponse> response = protocol::decode_message<protocol::ProduceResponse>(body, entry.version);
   Result<protocol::ProduceResponse::PartitionResponse> partition =
       response.ok() ? produce_answer(*response, lane.tp)
                     : Result<protocol::ProduceResponse::PartitionResponse>(response.status());

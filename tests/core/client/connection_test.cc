@@ -131,6 +131,48 @@ TEST(ClientConnection, OnlyACallItsCallerLetGoOfIsReused) {
       }));
 }
 
+// An answer that came as one write of the broker's stays in that buffer, its body after the frame's size and
+// header (wait_for_answer: no copy); wait_for hands over the body alone.
+TEST(ClientConnection, AnAnswerStaysInTheBufferItCameIn) {
+  ScriptedBroker broker;
+  ASSERT_TRUE(broker.run(
+      [&](Env, Stream& stream, int) {
+        answer_api_versions(stream);
+        while (std::optional<Request> request = next_request(stream)) {
+          answer(stream, *request, cluster_named(fmt::format("c{}", request->header.correlation_id)));
+        }
+      },
+      [&](Env env, Client& client) {
+        detail::ConnectionOptions options;
+        options.client_id = "in-place";
+        options.connect_timeout = 1s;
+        options.request_timeout = 1s;
+        Result<std::shared_ptr<detail::Connection>> opened =
+            detail::Connection::open(env, client.config().bootstrap.at(0), options);
+        ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+        detail::Connection& connection = **opened;
+        Bytes body;
+        ASSERT_TRUE(protocol::encode_message(protocol::MetadataRequest{}, 4, &body).ok());
+        auto cluster_id = [](ByteView answer) {
+          Result<protocol::MetadataResponse> response = protocol::decode_message<protocol::MetadataResponse>(answer, 4);
+          EXPECT_TRUE(response.ok()) << response.status().to_string();
+          return response.ok() ? response->cluster_id.value_or("") : std::string();
+        };
+
+        detail::CallPtr kept = connection.start(ApiKey::kMetadata, 4, body, 1s, /*expect_response=*/true);
+        Result<detail::Answer> answer = detail::wait_for_answer(*kept);
+        ASSERT_TRUE(answer.ok()) << answer.status().to_string();
+        EXPECT_EQ(answer->body_at, protocol::kFrameSizeBytes + 4) << "the frame's size and correlation id ahead";
+        EXPECT_EQ(cluster_id(answer->body()), "c2");
+
+        detail::CallPtr shifted = connection.start(ApiKey::kMetadata, 4, body, 1s, /*expect_response=*/true);
+        Result<Bytes> alone = detail::wait_for(*shifted);
+        ASSERT_TRUE(alone.ok()) << alone.status().to_string();
+        EXPECT_EQ(cluster_id(*alone), "c3");
+        connection.close();
+      }));
+}
+
 TEST(ClientConnection, AnAnswerWithTheWrongCorrelationIdBreaksTheConnection) {
   ScriptedBroker broker;
   ASSERT_TRUE(broker.run(
