@@ -108,17 +108,17 @@ Duration jittered(Duration base, Random& random) {
 }
 
 std::vector<RecordView> record_views(const std::vector<client::FetchedRecordView>& records) {
-  std::vector<RecordView> views;
-  views.reserve(records.size());
-  for (const client::FetchedRecordView& r : records) {
-    RecordView v;
+  // Filled where they lie: a view built aside and moved in copied its key twice (every fetched record makes one).
+  std::vector<RecordView> views(records.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    const client::FetchedRecordView& r = records[i];
+    RecordView& v = views[i];
     v.offset = r.offset;
-    if (r.key) v.key = std::string(r.key->begin(), r.key->end());
+    if (r.key) v.key.emplace(as_chars(*r.key));
     v.tombstone = !r.value.has_value();
     v.value_digest = r.value ? digest_of(*r.value) : 0;
     v.timestamp_ms = r.timestamp;
     v.batch_max_timestamp_ms = r.batch_max_timestamp;
-    views.push_back(std::move(v));
   }
   return views;
 }
