@@ -93,7 +93,8 @@ class ConsumerWorkload final : public Workload {
   // The fetcher of `node`'s partitions: each round, one fetch for every partition it holds, after taking those the
   // metadata says `node` leads that no fetcher holds.
   void fetch_from(Env env, client::Client& client, int32_t node) {
-    std::vector<int32_t> mine;
+    FetchRound round;
+    std::vector<int32_t>& mine = round.mine;
     while (!ctx_.stopping) {
       mine.clear();
       for (int32_t p = 0; p < static_cast<int32_t>(partitions_.size()); ++p) {
@@ -110,7 +111,7 @@ class ConsumerWorkload final : public Workload {
         env.scheduler.sleep_for(kRouteEvery);
         continue;
       }
-      fetch_round(env, client, node, mine);
+      fetch_round(env, client, node, round);
     }
   }
 
@@ -120,23 +121,32 @@ class ConsumerWorkload final : public Workload {
     return (state.fetcher == node || state.fetcher == kNoFetcher) && env.clock.now() >= state.not_before;
   }
 
-  void fetch_round(Env env, client::Client& client, int32_t node, const std::vector<int32_t>& mine) {
+  // A fetcher's buffers, kept from round to round (tens of thousands of rounds of a few partitions each).
+  struct FetchRound {
+    std::vector<int32_t> mine;
     std::vector<client::FetchPosition> positions;
-    positions.reserve(mine.size());
-    for (int32_t p : mine) {
+    std::vector<uint64_t> ops;
+  };
+
+  void fetch_round(Env env, client::Client& client, int32_t node, FetchRound& round) {
+    std::vector<client::FetchPosition>& positions = round.positions;
+    positions.clear();
+    for (int32_t p : round.mine) {
       PartitionState& state = partitions_[static_cast<size_t>(p)];
-      const client::TopicPartitionId tp{spec_.topic, p};
-      if (!state.position) state.position = list_earliest(env, client, tp);
+      if (!state.position) state.position = list_earliest(env, client, {spec_.topic, p});
       if (!state.position) {
         back_off(state, env.clock.now());
         continue;
       }
-      positions.push_back({tp, *state.position});
+      client::FetchPosition& position = positions.emplace_back();  // the topic copied once, into its place
+      position.tp.topic = spec_.topic;
+      position.tp.partition = p;
+      position.offset = *state.position;
     }
     if (positions.empty() || ctx_.stopping) return;
     const Instant invoked = env.clock.now();
-    std::vector<uint64_t> ops;
-    ops.reserve(positions.size());
+    std::vector<uint64_t>& ops = round.ops;
+    ops.clear();
     for (const client::FetchPosition& position : positions) {
       Operation& op = ctx_.history.invoke_in_place(invoked);
       op.process = name_;
