@@ -82,11 +82,6 @@ std::string_view world_event_name(WorldEvent::Kind kind) {
   SLUICE_UNREACHABLE();
 }
 
-const OperationDetails& Operation::details() const {
-  static const OperationDetails kNone;
-  return details_ ? *details_ : kNone;
-}
-
 OperationDetails& Operation::edit_details() {
   if (!details_) details_ = std::make_unique<OperationDetails>();
   return *details_;
