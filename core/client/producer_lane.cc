@@ -279,7 +279,7 @@ Result<bool> Producer::State::send_one(Lane& lane) {
   framed.reserve(connection->head_room() + batch->built->size() + kProduceFramingBytes + lane.tp.topic.size());
   framed.resize(connection->head_room());
   SLUICE_TRY(protocol::encode_message(
-      produce_request(config.acks, config.request_timeout_ms, {{lane.tp, ByteView(*batch->built)}}), version,
+      produce_request(config.acks, config.request_timeout_ms, lane.tp, ByteView(*batch->built)), version,
       &framed));
   // The slot is taken before the write: a write may park (a full socket buffer), and another lane's sender must
   // then find the slot taken, or the two would put more than max_in_flight requests on the connection.

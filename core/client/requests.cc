@@ -95,6 +95,16 @@ ProduceRequest produce_request(int16_t acks, int32_t timeout_ms, const std::vect
   return request;
 }
 
+ProduceRequest produce_request(int16_t acks, int32_t timeout_ms, const TopicPartitionId& tp, ByteView records) {
+  ProduceRequest request;
+  request.acks = acks;
+  request.timeout_ms = timeout_ms;
+  ProduceRequest::TopicData& topic = request.topic_data.emplace_back();
+  topic.name = tp.topic;
+  topic.partition_data.push_back({tp.partition, protocol::Records::view(records)});
+  return request;
+}
+
 Result<ProduceResponse::PartitionResponse> produce_answer(const ProduceResponse& response, const TopicPartitionId& tp) {
   for (const ProduceResponse::TopicResponse& topic : response.responses) {
     if (topic.name != tp.topic) continue;

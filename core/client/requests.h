@@ -52,6 +52,9 @@ struct PartitionRecords {
 };
 // Partitions of one topic go under one topic entry, in order of first appearance.
 protocol::ProduceRequest produce_request(int16_t acks, int32_t timeout_ms, const std::vector<PartitionRecords>& data);
+// The same for one partition's records (a producer's every request), without a list to build first.
+protocol::ProduceRequest produce_request(int16_t acks, int32_t timeout_ms, const TopicPartitionId& tp,
+                                         ByteView records);
 // The answer for `tp`; kCorruption when the response lacks it.
 Result<protocol::ProduceResponse::PartitionResponse> produce_answer(const protocol::ProduceResponse& response,
                                                                     const TopicPartitionId& tp);

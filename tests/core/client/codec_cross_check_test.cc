@@ -115,6 +115,19 @@ TEST(ClientCodec, ProduceMatchesKafkaPython) {
   }
 }
 
+// A producer's request for one partition encodes as the list of that one partition does.
+TEST(ClientCodec, OnePartitionsProduceRequestIsTheListOfIt) {
+  const Bytes records = {1, 2, 3, 4, 5};
+  const TopicPartitionId tp{"orders", 3};
+  for (const int16_t version : {3, 7, 8}) {
+    Bytes one;
+    Bytes listed;
+    ASSERT_TRUE(protocol::encode_message(produce_request(1, 1500, tp, records), version, &one).ok());
+    ASSERT_TRUE(protocol::encode_message(produce_request(1, 1500, {{tp, records}}), version, &listed).ok());
+    EXPECT_EQ(one, listed) << "v" << version;
+  }
+}
+
 TEST(ClientCodec, FetchMatchesKafkaPython) {
   FetchOptions options;
   options.max_wait = std::chrono::milliseconds(500);
