@@ -75,6 +75,7 @@ void Producer::State::enqueue(BatchPtr batch) {
   if (slot == nullptr) {
     slot = std::make_shared<Lane>(env.scheduler);
     slot->tp = batch->tp;
+    slot->sender_name = "producer " + slot->tp.topic + '-' + std::to_string(slot->tp.partition);
   }
   const std::shared_ptr<Lane> lane = slot;
   lane->queued.push_back(std::move(batch));
@@ -84,9 +85,7 @@ void Producer::State::enqueue(BatchPtr batch) {
     return;
   }
   lane->sender_running = true;
-  // A sender starts for most batches (it ends when its lane empties): its name without a format parse.
-  std::string name = "producer " + lane->tp.topic + '-' + std::to_string(lane->tp.partition);
-  env.scheduler.spawn(std::move(name), [self = shared_from_this(), lane] { self->run_lane(lane); });
+  env.scheduler.spawn(lane->sender_name, [self = shared_from_this(), lane] { self->run_lane(lane); });
 }
 
 void Producer::State::settle(const BatchPtr& batch, Outcome outcome, int64_t base_offset, int64_t log_start_offset) {

@@ -69,6 +69,8 @@ struct Lane {
   explicit Lane(Scheduler& scheduler) : wake(scheduler) {}
 
   TopicPartitionId tp;
+  // Its sender fiber's name, built once: a sender starts for most batches (it ends when its lane empties).
+  std::string sender_name;
   // Wakes the lane's sender: an answer to its window arrived, a batch was queued, a slot it may wait for freed, or
   // the producer stopped. One queue per lane: with one for all, every answer woke every lane's sender.
   WaitQueue wake;
