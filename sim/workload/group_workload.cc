@@ -31,6 +31,7 @@ class GroupWorkload final : public Workload {
   GroupWorkload(const WorkloadSpec& spec, WorkloadContext& ctx)
       : Workload(spec.name, ctx), spec_(spec.group), members_(static_cast<size_t>(spec.group.members)) {
     SLUICE_ASSERT(spec_.members >= 1);
+    for (size_t i = 0; i < members_.size(); ++i) processes_.push_back(name_ + '/' + std::to_string(i));
     for (const std::string& topic : spec_.topics) {
       for (int32_t p = 0; p < partition_count(ctx_, topic); ++p) all_partitions_.push_back({topic, p});
     }
@@ -68,8 +69,8 @@ class GroupWorkload final : public Workload {
   }
 
  private:
-  // Every operation names its member: without a format parse.
-  std::string process(size_t i) const { return name_ + '/' + std::to_string(i); }
+  // Every operation names its member: worked out once per member, not per fetch.
+  const std::string& process(size_t i) const { return processes_[i]; }
 
   Operation group_op(size_t i, OpKind kind, const client::GroupMember& member) const {
     Operation op;
@@ -216,6 +217,7 @@ class GroupWorkload final : public Workload {
 
   GroupSpec spec_;
   std::vector<MemberState> members_;
+  std::vector<std::string> processes_;  // member i's operations' process: "<name>/<i>"
   std::vector<client::TopicPartitionId> all_partitions_;
 };
 

@@ -63,7 +63,7 @@ class ProducerWorkload final : public Workload {
       view.timestamp_ms = now_ms;
       view.batch_max_timestamp_ms = now_ms;
       if (spec_.keyed) {
-        if (!first_key) first_key = fmt::format("k{}", env.random.uniform(static_cast<uint64_t>(spec_.key_space)));
+        if (!first_key) first_key = "k" + std::to_string(env.random.uniform(static_cast<uint64_t>(spec_.key_space)));
         view.key = *first_key;  // one key per batch: a keyed batch goes to one partition
         record.key = Bytes(view.key->begin(), view.key->end());
       }
