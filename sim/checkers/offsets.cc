@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 #include <vector>
 
 #include "sim/checkers/analysis.h"
@@ -92,11 +93,13 @@ void check_reads_increase(const Analysis& a, CheckReport& report) {
 // a later one in flight is accepted, the refused ones end OUT_OF_ORDER_SEQUENCE_NUMBER and the client sends the rest
 // again with new sequences, after it (the Java producer's epoch bump and sequence reset do the same).
 void check_idempotent_order(const Analysis& a, CheckReport& report) {
-  using Slot = std::pair<std::string, PartitionKey>;
+  // A producer and a partition: the process's name as the history holds it, the key as the analysis interned it
+  // (one address per key), so no name or key is copied per operation.
+  using Slot = std::pair<std::string_view, const PartitionKey*>;
   std::map<Slot, std::vector<const Operation*>> failed;
   for (const Operation& op : a.ctx().history.ops()) {
     if (op.kind != OpKind::kProduce || !op.idempotent || op.outcome != Outcome::kFailed) continue;
-    if (const PartitionKey* key = a.key_of(op)) failed[{op.process, *key}].push_back(&op);
+    if (const PartitionKey* key = a.key_of(op)) failed[{op.process, key}].push_back(&op);
   }
   // A failure in flight together with either batch (sent before the later one, answered after the earlier was sent).
   const auto failure_between = [&](const Slot& slot, const Operation& earlier, const Operation& later) {
@@ -112,7 +115,7 @@ void check_idempotent_order(const Analysis& a, CheckReport& report) {
     if (op.records.front().offset < 0) continue;
     const PartitionKey* key = a.key_of(op);
     if (!key) continue;
-    const auto slot = std::make_pair(op.process, *key);
+    const Slot slot{op.process, key};
     auto found = last.find(slot);
     if (found != last.end() && op.records.front().offset <= found->second.first) {
       const Instant earlier = found->second.second->completed_at;
@@ -125,7 +128,11 @@ void check_idempotent_order(const Analysis& a, CheckReport& report) {
                                      describe(*found->second.second)));
       }
     }
-    last[slot] = {op.records.back().offset, &op};
+    if (found != last.end()) {
+      found->second = {op.records.back().offset, &op};
+    } else {
+      last.emplace(slot, std::make_pair(op.records.back().offset, &op));
+    }
   }
 }
 
