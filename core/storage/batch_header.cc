@@ -10,37 +10,29 @@
 
 namespace sluice::storage {
 
-Result<BatchHeader> parse_batch_header(ByteView bytes) {
+Status batch_header_problem(ByteView bytes) {
   if (bytes.size() < kBatchHeaderBytes) {
     return corruption("record batch header needs 61 bytes, got " + std::to_string(bytes.size()));
   }
-  const uint8_t* p = bytes.data();
-  BatchHeader h;
-  h.base_offset = load_be<int64_t>(p + 0);
-  h.batch_length = load_be<int32_t>(p + 8);
-  h.partition_leader_epoch = load_be<int32_t>(p + 12);
-  h.magic = static_cast<int8_t>(p[16]);
-  h.crc = load_be<uint32_t>(p + 17);
-  h.attributes = load_be<int16_t>(p + 21);
-  h.last_offset_delta = load_be<int32_t>(p + 23);
-  h.base_timestamp = load_be<int64_t>(p + 27);
-  h.max_timestamp = load_be<int64_t>(p + 35);
-  h.producer_id = load_be<int64_t>(p + 43);
-  h.producer_epoch = load_be<int16_t>(p + 51);
-  h.base_sequence = load_be<int32_t>(p + 53);
-  h.record_count = load_be<int32_t>(p + 57);
+  const BatchHeader h = detail::decode_batch_header(bytes.data());
+  SLUICE_ASSERT(!detail::batch_header_valid(h));
   if (h.magic != kMagicV2) return corruption("record batch magic " + std::to_string(h.magic) + ", expected 2");
   if (h.batch_length < static_cast<int32_t>(kBatchHeaderBytes - kBatchLogOverheadBytes)) {
     return corruption("record batch length " + std::to_string(h.batch_length) + " below the header size");
   }
   if (h.last_offset_delta < 0) return corruption("negative last offset delta");
-  // last_offset() must be representable: a base offset within the delta of 2^63 is no offset a log can reach.
   if (h.base_offset > INT64_MAX - h.last_offset_delta) {
     return corruption("record batch offsets past 2^63 - 1: base offset " + std::to_string(h.base_offset) +
                       ", last offset delta " + std::to_string(h.last_offset_delta));
   }
-  if (h.record_count < 0) return corruption("negative record count");
-  return h;
+  SLUICE_ASSERT(h.record_count < 0);
+  return corruption("negative record count");
+}
+
+Result<BatchHeader> parse_batch_header(ByteView bytes) {
+  BatchHeader header;
+  if (parse_valid_batch_header(bytes, &header)) return header;
+  return batch_header_problem(bytes);
 }
 
 uint32_t compute_batch_crc(ByteView batch) {
@@ -125,14 +117,14 @@ ByteView with_create_time_max_timestamp(ByteView batch, int64_t records_max_time
 Status for_each_batch(ByteView buffer, size_t* consumed, FunctionRef<Status(const BatchSpan&)> visit) {
   size_t position = 0;
   while (buffer.size() - position >= kBatchHeaderBytes) {
-    Result<BatchHeader> header = parse_batch_header(buffer.subspan(position));
-    if (!header.ok()) {
+    BatchHeader header;
+    if (!parse_valid_batch_header(buffer.subspan(position), &header)) {
       if (consumed != nullptr) *consumed = position;  // the whole batches before the bad header
-      return std::move(header).take_status();
+      return batch_header_problem(buffer.subspan(position));
     }
-    if (header->size_bytes() > buffer.size() - position) break;  // incomplete: the caller decides
-    const Status visited = visit(BatchSpan{*header, position});
-    position += header->size_bytes();
+    if (header.size_bytes() > buffer.size() - position) break;  // incomplete: the caller decides
+    const Status visited = visit(BatchSpan{header, position});
+    position += header.size_bytes();
     if (!visited.ok()) {
       if (consumed != nullptr) *consumed = position;
       return visited;

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/big_endian.h"
 #include "core/base/bytes.h"
 #include "core/base/function_ref.h"
 #include "core/base/result.h"
@@ -82,9 +83,50 @@ struct Record {
   std::vector<RecordHeader> headers;
 };
 
+namespace detail {
+
+// The header's fields as `p` holds them, unchecked. REQUIRES: kBatchHeaderBytes readable at p.
+inline BatchHeader decode_batch_header(const uint8_t* p) {
+  BatchHeader h;
+  h.base_offset = load_be<int64_t>(p + 0);
+  h.batch_length = load_be<int32_t>(p + 8);
+  h.partition_leader_epoch = load_be<int32_t>(p + 12);
+  h.magic = static_cast<int8_t>(p[16]);
+  h.crc = load_be<uint32_t>(p + 17);
+  h.attributes = load_be<int16_t>(p + 21);
+  h.last_offset_delta = load_be<int32_t>(p + 23);
+  h.base_timestamp = load_be<int64_t>(p + 27);
+  h.max_timestamp = load_be<int64_t>(p + 35);
+  h.producer_id = load_be<int64_t>(p + 43);
+  h.producer_epoch = load_be<int16_t>(p + 51);
+  h.base_sequence = load_be<int32_t>(p + 53);
+  h.record_count = load_be<int32_t>(p + 57);
+  return h;
+}
+
+// Whether a decoded header passes parse_batch_header's checks. last_offset() must be representable: a base offset
+// within the delta of 2^63 is no offset a log can reach.
+inline bool batch_header_valid(const BatchHeader& h) {
+  return h.magic == kMagicV2 &&
+         h.batch_length >= static_cast<int32_t>(kBatchHeaderBytes - kBatchLogOverheadBytes) &&
+         h.last_offset_delta >= 0 && h.base_offset <= INT64_MAX - h.last_offset_delta && h.record_count >= 0;
+}
+
+}  // namespace detail
+
 // Parses the fixed 61-byte header. Fails (kCorruption) when fewer bytes are given, magic != 2, batch_length is
 // below the header size, or last_offset_delta / record_count are negative. Does not check the CRC.
 Result<BatchHeader> parse_batch_header(ByteView bytes);
+// The same for a loop that parses every header it walks: true with `*header` set when `bytes` starts with a
+// header that parses, else false (parse_batch_header says why). Inline and without a Result to fill and copy out:
+// a fetch parses each batch header it serves several times.
+inline bool parse_valid_batch_header(ByteView bytes, BatchHeader* header) {
+  if (bytes.size() < kBatchHeaderBytes) return false;
+  *header = detail::decode_batch_header(bytes.data());
+  return detail::batch_header_valid(*header);
+}
+// Why parse_batch_header refuses `bytes` (kCorruption, naming the first check that fails). REQUIRES: it does.
+Status batch_header_problem(ByteView bytes);
 
 // CRC32C of batch[21 .. size_bytes) — what the crc field must hold.
 uint32_t compute_batch_crc(ByteView batch);

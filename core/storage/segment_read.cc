@@ -36,11 +36,12 @@ Result<Answer> search_released_index(SegmentFileCache& cache, uint64_t key, cons
 
 Result<BatchHeader> Segment::checked_header(ByteView bytes, uint64_t position) const {
   SLUICE_ASSERT(position < size_);
-  Result<BatchHeader> header = parse_batch_header(bytes);
-  if (!header.ok()) {
-    return corruption(log_path() + " at byte " + std::to_string(position) + ": " + header.status().message());
+  BatchHeader header;
+  if (!parse_valid_batch_header(bytes, &header)) {
+    return corruption(log_path() + " at byte " + std::to_string(position) + ": " +
+                      batch_header_problem(bytes).message());
   }
-  if (header->size_bytes() > size_ - position) {
+  if (header.size_bytes() > size_ - position) {
     return corruption(log_path() + ": batch at byte " + std::to_string(position) + " runs past the end");
   }
   return header;
