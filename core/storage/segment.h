@@ -161,10 +161,6 @@ class Segment {
   std::string time_index_path() const;
 
  private:
-  // Every batch of `bytes` (read at `position`) whole and matching its CRC; else kCorruption with
-  // KAFKA_STORAGE_ERROR, naming the file, byte and offset.
-  Status verify_read(ByteView bytes, uint64_t position) const;
-
   Segment(Env env, std::string dir, int64_t base_offset, const SegmentConfig& config);
   Status open_files(OpenMode mode);
   // The .log's handle for one read or sync: the segment's own while open, else the file cache's (pinned while held).
@@ -192,6 +188,8 @@ class Segment {
     uint64_t position;
     BatchHeader header;
   };
+  // A batch read fails its CRC: kCorruption with KAFKA_STORAGE_ERROR, naming the file, byte and offset.
+  Status refuse_damaged(const PlacedHeader& batch) const;
   // find_position's walk from the sparse index entry, without hints.
   Result<std::optional<PlacedHeader>> walk_to(int64_t target) const;
   // find_position's answer with what the walk or the hint says of the base offset there, read apart from the batch

@@ -214,6 +214,7 @@ Result<Bytes> Segment::read_batches(uint64_t position, size_t max_bytes, int64_t
   if (got != out.size()) return corruption(log_path() + ": short read at byte " + std::to_string(position));
   uint64_t end = 0;  // relative to position: the answer is out[0, end)
   int64_t last_offset = -1;
+  std::optional<PlacedHeader> damaged;  // the first batch of the answer that fails its CRC
   while (end < available) {
     // Past the span (a first batch above max_bytes was read whole), no batch starting here fits, but its header,
     // read on its own, still checks the base offset of the one before, which nothing else would (a copy of it may
@@ -246,13 +247,19 @@ Result<Bytes> Segment::read_batches(uint64_t position, size_t max_bytes, int64_t
       SLUICE_ASSERT(end + header.size_bytes() > max_bytes);  // the span holds every batch within max_bytes
       break;
     }
+    // Its CRC, checked where its header was just parsed (a second walk over the answer parsed each header again);
+    // refused after the walk, so that a misplaced batch or a cut the walk finds behind it is still what it reports.
+    SLUICE_ASSERT(end + header.size_bytes() <= out.size());
+    if (!damaged && !batch_crc_ok(ByteView(out).subspan(end, header.size_bytes()), header)) {
+      damaged = PlacedHeader{position + end, header};
+    }
     end += header.size_bytes();
     last_offset = header.last_offset();
   }
   SLUICE_ASSERT(end <= out.size());
   SLUICE_ASSERT(end <= available);
+  if (damaged.has_value()) return refuse_damaged(*damaged);
   out.resize(end);
-  SLUICE_TRY(verify_read(out, position));
   // A cut while this fiber was suspended in a pread would have moved the boundary (checked above: none was).
   if (end > 0 && !position_hints_.remember(last_offset + 1, position + end)) {
     position_hints_.forget_all();  // this read or the one that left the other hint was damaged
@@ -304,25 +311,16 @@ Result<std::optional<Bytes>> Segment::read_from(int64_t offset, size_t max_bytes
 }
 
 // Bytes about to be served must be what was appended: a latent sector error or a misdirected write in sealed data
-// is caught here (recovery scans only from the recovery point on), and refused loudly instead of served. CRC32C
-// runs at tens of GB/s here, a small share of the copy the read already made.
-Status Segment::verify_read(ByteView bytes, uint64_t position) const {
-  for (size_t at = 0; at < bytes.size();) {
-    Result<BatchHeader> header = parse_batch_header(bytes.subspan(at));
-    const bool whole = header.ok() && at + header->size_bytes() <= bytes.size();
-    if (whole && batch_crc_ok(bytes.subspan(at, header->size_bytes()), *header)) {
-      at += header->size_bytes();
-      continue;
-    }
-    SLUICE_PROBE("segment.read_damage_refused");
-    return Status(Code::kCorruption,
-                  log_path() + ": the batch at byte " + std::to_string(position + at) +
-                      (header.ok() ? " (offset " + std::to_string(header->base_offset) + ")" : "") +
-                      " fails its CRC on read; it is not served. Run `sluice log repair " + dir_ +
-                      "` to truncate there (the data from that batch on is lost)",
-                  wire_code(ErrorCode::kKafkaStorageError));
-  }
-  return Status::ok_status();
+// is caught by the CRC check (recovery scans only from the recovery point on), and refused loudly instead of
+// served. CRC32C runs at tens of GB/s here, a small share of the copy the read already made.
+Status Segment::refuse_damaged(const PlacedHeader& batch) const {
+  SLUICE_PROBE("segment.read_damage_refused");
+  return Status(Code::kCorruption,
+                log_path() + ": the batch at byte " + std::to_string(batch.position) + " (offset " +
+                    std::to_string(batch.header.base_offset) +
+                    ") fails its CRC on read; it is not served. Run `sluice log repair " + dir_ +
+                    "` to truncate there (the data from that batch on is lost)",
+                wire_code(ErrorCode::kKafkaStorageError));
 }
 
 Result<std::optional<TimestampOffset>> Segment::find_offset_for_timestamp(int64_t target, int64_t min_offset) const {
