@@ -44,6 +44,14 @@ Status create_dirs_durably(FileSystem& fs, const std::string& dir) {
   }
 }
 
+Result<size_t> File::pread_append(uint64_t offset, size_t count, Bytes& out) {
+  const size_t had = out.size();
+  out.resize(had + count);
+  Result<size_t> got = pread(offset, MutableByteView(out).subspan(had));
+  out.resize(had + (got.ok() ? *got : 0));
+  return got;
+}
+
 Status File::pwrite_gathered(uint64_t offset, std::span<const ByteView> parts) {
   return parts.size() == 1 ? pwrite(offset, parts.front()) : pwrite(offset, concat(parts));
 }

@@ -25,6 +25,10 @@ class File {
 
   // Reads up to out.size() bytes at `offset`; fewer only at end of file (0 at or past it).
   virtual Result<size_t> pread(uint64_t offset, MutableByteView out) = 0;
+  // Reads up to `count` bytes at `offset` onto the end of `out`, which grows by the bytes read (fewer only at end
+  // of file); unchanged on failure. A read buffer pread fills is zeroed first (std::vector has no uninitialised
+  // growth): the simulated file copies its bytes in once instead. This default preads into `out` grown by `count`.
+  virtual Result<size_t> pread_append(uint64_t offset, size_t count, Bytes& out);
   // Writes all of `data` at the current end of the file.
   virtual Status append(ByteView data) = 0;
   // Writes all of `data` at `offset`, extending the file when needed.

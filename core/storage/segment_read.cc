@@ -207,11 +207,14 @@ Result<Bytes> Segment::read_batches(uint64_t position, size_t max_bytes, int64_t
   SLUICE_ASSERT(position <= size_);
   const uint64_t available = size_ - position;
   // One header more than the answer can hold: the batch after the answer's last one checks that one's base offset.
-  Bytes out(std::min<uint64_t>(available, std::max<uint64_t>(max_bytes, kBatchHeaderBytes) + kBatchHeaderBytes));
+  const uint64_t span =
+      std::min<uint64_t>(available, std::max<uint64_t>(max_bytes, kBatchHeaderBytes) + kBatchHeaderBytes);
+  Bytes out;
+  out.reserve(span);
   SLUICE_ASSIGN_OR_RETURN(const std::shared_ptr<File> log, log_file());  // pinned until the read returns
-  SLUICE_ASSIGN_OR_RETURN(size_t got, log->pread(position, out));
+  SLUICE_ASSIGN_OR_RETURN(size_t got, log->pread_append(position, span, out));
   if (generation != cuts_) return cut_during_read(position);
-  if (got != out.size()) return corruption(log_path() + ": short read at byte " + std::to_string(position));
+  if (got != span) return corruption(log_path() + ": short read at byte " + std::to_string(position));
   uint64_t end = 0;  // relative to position: the answer is out[0, end)
   int64_t last_offset = -1;
   std::optional<PlacedHeader> damaged;  // the first batch of the answer that fails its CRC
@@ -236,10 +239,9 @@ Result<Bytes> Segment::read_batches(uint64_t position, size_t max_bytes, int64_t
       if (header.size_bytes() > out.size()) {
         // The first batch is served whole even above max_bytes: read the rest of it.
         const size_t had = out.size();
-        out.resize(header.size_bytes());
-        SLUICE_ASSIGN_OR_RETURN(got, log->pread(position + had, MutableByteView(out).subspan(had)));
+        SLUICE_ASSIGN_OR_RETURN(got, log->pread_append(position + had, header.size_bytes() - had, out));
         if (generation != cuts_) return cut_during_read(position);
-        if (got != out.size() - had) {
+        if (got != header.size_bytes() - had) {
           return corruption(log_path() + ": short read at byte " + std::to_string(position + had));
         }
       }

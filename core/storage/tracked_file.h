@@ -21,6 +21,9 @@ class TrackedFile final : public File {
   }
 
   Result<size_t> pread(uint64_t offset, MutableByteView out) override { return file_->pread(offset, out); }
+  Result<size_t> pread_append(uint64_t offset, size_t count, Bytes& out) override {
+    return file_->pread_append(offset, count, out);
+  }
   // Counted before the write: a failed write still leaves the file in doubt.
   Status append(ByteView data) override {
     ++writes_;

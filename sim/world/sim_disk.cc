@@ -397,22 +397,38 @@ Result<size_t> SimDisk::read(InodeId id, std::string_view path, uint64_t offset,
   SLUICE_TRY(inject(DiskOp::kRead, path));
   const size_t n = node.file.read(offset, out);
   SLUICE_ASSERT(n <= out.size());
+  after_read(id, path, offset, out.first(n));
+  return n;
+}
+
+Result<size_t> SimDisk::read_append(InodeId id, std::string_view path, uint64_t offset, size_t count, Bytes& out) {
+  const SimInode& node = open_file(id);
+  SLUICE_TRY(inject(DiskOp::kRead, path));
+  const size_t had = out.size();
+  const size_t n = node.file.read_append(offset, count, out);
+  SLUICE_ASSERT(n <= count);
+  SLUICE_ASSERT(out.size() == had + n);
+  after_read(id, path, offset, MutableByteView(out).subspan(had));
+  return n;
+}
+
+void SimDisk::after_read(InodeId id, std::string_view path, uint64_t offset, MutableByteView bytes) {
+  const size_t n = bytes.size();
   ++stats_.reads;
   stats_.bytes_read += n;
   // Transient damage, not a bad sector: each file is damaged once per rule, so its next read is true.
   if (n > 0 && corrupt_rule_.has_value() && !corrupt_rule_->damaged.contains(id) &&
       normalized(path).starts_with(corrupt_rule_->path_prefix)) {
-    damage_read(offset, out.first(n));
+    damage_read(offset, bytes);
     corrupt_rule_->damaged.insert(id);
     if (--corrupt_rule_->remaining == 0) corrupt_rule_.reset();
   }
   if (flip_rule_.has_value() && offset <= flip_rule_->offset && flip_rule_->offset - offset < n &&
       normalized(path) == flip_rule_->path) {
     ++stats_.corrupted_reads;
-    out[flip_rule_->offset - offset] ^= flip_rule_->mask;
+    bytes[flip_rule_->offset - offset] ^= flip_rule_->mask;
     flip_rule_.reset();
   }
-  return n;
 }
 
 Status SimDisk::write(InodeId id, std::string_view path, std::optional<uint64_t> offset, ByteView data) {

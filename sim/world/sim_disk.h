@@ -98,6 +98,8 @@ class SimDisk {
 
   // --- Data, through a handle of the current generation (`path` is its name at open, for fault matching) ---
   Result<size_t> read(InodeId inode, std::string_view path, uint64_t offset, MutableByteView out);
+  // read() onto the end of `out` (File::pread_append): the same faults, damage and counts as a read of `count`.
+  Result<size_t> read_append(InodeId inode, std::string_view path, uint64_t offset, size_t count, Bytes& out);
   // Appends when `offset` is empty.
   Status write(InodeId inode, std::string_view path, std::optional<uint64_t> offset, ByteView data);
   Status truncate(InodeId inode, std::string_view path, uint64_t size);
@@ -188,6 +190,8 @@ class SimDisk {
   Status reserve(uint64_t growth, std::string_view path);
   Status inject(DiskOp op, std::string_view path);
   void damage_read(uint64_t offset, MutableByteView bytes);
+  // What follows a read of `bytes` at `offset`, in place: its counts and the damage rules.
+  void after_read(InodeId id, std::string_view path, uint64_t offset, MutableByteView bytes);
   Status fail_file_sync(SimInode& node, Status error);
   void writeback_if_needed(InodeId dir);
   void collect();

@@ -34,6 +34,11 @@ class SimFile final : public File {
     return disk_.read(inode_, path_, offset, out);
   }
 
+  Result<size_t> pread_append(uint64_t offset, size_t count, Bytes& out) override {
+    SLUICE_TRY(usable());
+    return disk_.read_append(inode_, path_, offset, count, out);
+  }
+
   Status append(ByteView data) override {
     SLUICE_TRY(usable_for_writing());
     wait(DiskOp::kWrite);

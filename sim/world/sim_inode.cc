@@ -121,6 +121,14 @@ size_t SimFileImage::read(uint64_t offset, MutableByteView out) const {
   return n;
 }
 
+size_t SimFileImage::read_append(uint64_t offset, size_t count, Bytes& out) const {
+  if (offset >= data_.size()) return 0;
+  const size_t n = static_cast<size_t>(std::min<uint64_t>(count, data_.size() - offset));
+  const auto from = data_.begin() + static_cast<ptrdiff_t>(offset);
+  out.insert(out.end(), from, from + static_cast<ptrdiff_t>(n));
+  return n;
+}
+
 void SimFileImage::write(uint64_t offset, ByteView bytes) {
   SLUICE_ASSERT(!bytes.empty());
   if (offset < durable_length_) copy_durable();  // synced bytes change in the page cache only

@@ -70,6 +70,8 @@ class SimFileImage {
 
   // Reads from the volatile image; fewer bytes only at its end.
   size_t read(uint64_t offset, MutableByteView out) const;
+  // The same, appending up to `count` bytes to `out` in one copy; returns how many.
+  size_t read_append(uint64_t offset, size_t count, Bytes& out) const;
   // REQUIRES: `bytes` is not empty.
   void write(uint64_t offset, ByteView bytes);
   void truncate(uint64_t new_size);

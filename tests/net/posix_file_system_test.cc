@@ -84,6 +84,27 @@ TEST(PosixFileSystemTest, PreadStopsAtEndOfFile) {
   }), 0);
 }
 
+// pread_append (File's default: a pread into the grown buffer, cut to what was read).
+TEST(PosixFileSystemTest, PreadAppendAddsTheBytesReadAfterTheBuffersOwn) {
+  TempDir dir;
+  RealEnv real("fs", LogLevel::kOff);
+  ASSERT_EQ(real.run([&](Env& env) {
+    auto file = std::move(env.fs.open(dir / "f", OpenMode::kCreate)).value();
+    ASSERT_TRUE(file->pwrite(0, as_bytes("abcdef")).ok());
+    Bytes out = to_bytes("xy");
+    EXPECT_EQ(*file->pread_append(2, 3, out), 3u);
+    EXPECT_EQ(as_chars(out), "xycde");
+    EXPECT_EQ(*file->pread_append(4, 10, out), 2u);  // fewer at the end of the file
+    EXPECT_EQ(as_chars(out), "xycdeef");
+    EXPECT_EQ(*file->pread_append(6, 4, out), 0u);
+    EXPECT_EQ(*file->pread_append(100, 4, out), 0u);
+    EXPECT_EQ(as_chars(out), "xycdeef");
+    ASSERT_TRUE(file->close().ok());
+    EXPECT_EQ(file->pread_append(0, 1, out).status().code(), Code::kClosed);
+    EXPECT_EQ(as_chars(out), "xycdeef");  // unchanged on failure
+  }), 0);
+}
+
 // A gathered append lands at the end in order, empty parts included, past IOV_MAX parts too (several pwritev).
 TEST(PosixFileSystemTest, GatheredWriteWritesThePartsBackToBackAtItsOffset) {
   TempDir dir;

@@ -71,6 +71,30 @@ TEST_F(SimDiskFs, ReadWritePwriteTruncateAndHoles) {
   EXPECT_EQ(disk_.stats().bytes_written, 7u);
 }
 
+// pread_append: the bytes read land after what the buffer held, with a read's counts and damage rules.
+TEST_F(SimDiskFs, PreadAppendAddsTheBytesReadAfterTheBuffersOwn) {
+  std::unique_ptr<File> file = must_open(fs_, "f", OpenMode::kCreate);
+  ASSERT_TRUE(file->append(as_bytes("abcdef")).ok());
+  Bytes out = to_bytes("xy");
+  EXPECT_EQ(*file->pread_append(2, 3, out), 3u);
+  EXPECT_EQ(as_chars(out), "xycde");
+  EXPECT_EQ(*file->pread_append(4, 10, out), 2u);  // fewer at the end of the file
+  EXPECT_EQ(as_chars(out), "xycdeef");
+  EXPECT_EQ(*file->pread_append(6, 4, out), 0u);
+  EXPECT_EQ(*file->pread_append(100, 4, out), 0u);
+  EXPECT_EQ(as_chars(out), "xycdeef");
+  EXPECT_EQ(disk_.stats().reads, 4u);
+  EXPECT_EQ(disk_.stats().bytes_read, 5u);
+  disk_.flip_in_next_read("f", 1, 0x20);
+  Bytes flipped;
+  EXPECT_EQ(*file->pread_append(0, 6, flipped), 6u);
+  EXPECT_EQ(as_chars(flipped), "aBcdef");
+  EXPECT_EQ(disk_.stats().corrupted_reads, 1u);
+  ASSERT_TRUE(file->close().ok());
+  EXPECT_EQ(file->pread_append(0, 1, out).status().code(), Code::kClosed);
+  EXPECT_EQ(as_chars(out), "xycdeef");
+}
+
 TEST_F(SimDiskFs, ClosedHandleFailsWithClosed) {
   std::unique_ptr<File> file = must_open(fs_, "f", OpenMode::kCreate);
   ASSERT_TRUE(file->close().ok());
