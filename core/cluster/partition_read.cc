@@ -131,8 +131,9 @@ Result<PartitionRead> Partition::read_up_to_high_watermark(int64_t offset, size_
   // The log returns at least one batch; past the first partition with data, one over the limit is dropped whole
   // rather than cut (a partial batch is legal, but never one spilling into the next partition).
   if (!min_one_batch && !out.data.records.empty()) {
-    Result<storage::BatchHeader> first = storage::parse_batch_header(out.data.records);
-    if (!first.ok() || first->size_bytes() > max_bytes) out.data.records.clear();
+    storage::BatchHeader first;
+    const bool parsed = storage::parse_valid_batch_header(out.data.records, &first);
+    if (!parsed || first.size_bytes() > max_bytes) out.data.records.clear();
   }
   SLUICE_VERIFY(([&] {
     if (out.data.records.empty()) return true;

@@ -255,14 +255,14 @@ void FetchRound::account(FetchResponse::Partition& partition, const FetchRequest
   if (!records.empty()) {
     // Past the last whole batch: a walk over the headers (split_batches would build a vector of every batch).
     for (size_t at = 0; records.size() - at >= storage::kBatchHeaderBytes;) {
-      const Result<storage::BatchHeader> header = storage::parse_batch_header(records.subspan(at));
-      if (!header.ok()) {
+      storage::BatchHeader header;
+      if (!storage::parse_valid_batch_header(records.subspan(at), &header)) {
         next_offset = request.fetch_offset;  // as a failed split left it
         break;
       }
-      if (header->size_bytes() > records.size() - at) break;
-      next_offset = header->last_offset() + 1;
-      at += header->size_bytes();
+      if (header.size_bytes() > records.size() - at) break;
+      next_offset = header.last_offset() + 1;
+      at += header.size_bytes();
     }
     min_one_batch_ = false;
   }
