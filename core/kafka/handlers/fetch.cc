@@ -191,7 +191,7 @@ FetchResponse::Partition FetchRound::failed(const FetchRequest::Partition& reque
 
 FetchResponse::Partition FetchRound::read_partition(const std::string& topic,
                                                     const FetchRequest::Partition& request) {
-  std::shared_ptr<cluster::Partition> partition = ctx_.broker.partitions().find({topic, request.partition});
+  std::shared_ptr<cluster::Partition> partition = ctx_.broker.partitions().find(topic, request.partition);
   if (partition == nullptr) return failed(request, ctx_.broker.partition_not_here({topic, request.partition}));
   if (partition->config().compression_type == storage::Compression::kZstd && ctx_.version() < kFirstZstdVersion) {
     return failed(request, ErrorCode::kUnsupportedCompressionType);
@@ -287,7 +287,7 @@ std::vector<std::shared_ptr<cluster::Partition>> waiting_at_high_watermarks(Requ
   }
   for (const FetchRequest::Topic& topic : request.topics) {
     for (const FetchRequest::Partition& p : topic.partitions) {
-      std::shared_ptr<cluster::Partition> partition = ctx.broker.partitions().find({topic.topic, p.partition});
+      std::shared_ptr<cluster::Partition> partition = ctx.broker.partitions().find(topic.topic, p.partition);
       const bool idle = partition != nullptr && p.partition_max_bytes > 0 && partition->is_leader() &&
                         (p.current_leader_epoch < 0 || p.current_leader_epoch == partition->leader_epoch()) &&
                         p.last_fetched_epoch < 0 && p.fetch_offset == partition->high_watermark() &&
