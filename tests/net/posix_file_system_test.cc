@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "net/real_env.h"
+#include "tests/core/env/file_contract.h"
 #include "tests/net/temp_dir.h"
 
 namespace sluice {
@@ -91,14 +92,7 @@ TEST(PosixFileSystemTest, PreadAppendAddsTheBytesReadAfterTheBuffersOwn) {
   ASSERT_EQ(real.run([&](Env& env) {
     auto file = std::move(env.fs.open(dir / "f", OpenMode::kCreate)).value();
     ASSERT_TRUE(file->pwrite(0, as_bytes("abcdef")).ok());
-    Bytes out = to_bytes("xy");
-    EXPECT_EQ(*file->pread_append(2, 3, out), 3u);
-    EXPECT_EQ(as_chars(out), "xycde");
-    EXPECT_EQ(*file->pread_append(4, 10, out), 2u);  // fewer at the end of the file
-    EXPECT_EQ(as_chars(out), "xycdeef");
-    EXPECT_EQ(*file->pread_append(6, 4, out), 0u);
-    EXPECT_EQ(*file->pread_append(100, 4, out), 0u);
-    EXPECT_EQ(as_chars(out), "xycdeef");
+    Bytes out = testing::expect_pread_append_adds_after_the_buffers_own(*file);
     ASSERT_TRUE(file->close().ok());
     EXPECT_EQ(file->pread_append(0, 1, out).status().code(), Code::kClosed);
     EXPECT_EQ(as_chars(out), "xycdeef");  // unchanged on failure

@@ -82,28 +82,40 @@ TEST(ClientConnection, RequestsArePipelinedAndAnswersMatchedInOrder) {
   EXPECT_EQ(arrived_before_first_answer, 3u);
 }
 
+// The scripted broker of the tests below: each request answered with a cluster id naming its correlation id.
+void answer_each_with_its_correlation_id(Env, Stream& stream, int) {
+  answer_api_versions(stream);
+  while (std::optional<Request> request = next_request(stream)) {
+    answer(stream, *request, cluster_named(fmt::format("c{}", request->header.correlation_id)));
+  }
+}
+
+// A connection of its own to the client's bootstrap broker, timeouts of a second.
+Result<std::shared_ptr<detail::Connection>> open_connection(Env env, Client& client, const std::string& client_id) {
+  detail::ConnectionOptions options;
+  options.client_id = client_id;
+  options.connect_timeout = 1s;
+  options.request_timeout = 1s;
+  return detail::Connection::open(env, client.config().bootstrap.at(0), options);
+}
+
+Bytes metadata_request_v4() {
+  Bytes body;
+  EXPECT_TRUE(protocol::encode_message(protocol::MetadataRequest{}, 4, &body).ok());
+  return body;
+}
+
 // An answered call its caller let go of serves the next request; one its caller still holds is never reused, so its
 // answer stays its own.
 TEST(ClientConnection, OnlyACallItsCallerLetGoOfIsReused) {
   ScriptedBroker broker;
   ASSERT_TRUE(broker.run(
-      [&](Env, Stream& stream, int) {
-        answer_api_versions(stream);
-        while (std::optional<Request> request = next_request(stream)) {
-          answer(stream, *request, cluster_named(fmt::format("c{}", request->header.correlation_id)));
-        }
-      },
+      answer_each_with_its_correlation_id,
       [&](Env env, Client& client) {
-        detail::ConnectionOptions options;
-        options.client_id = "reuse";
-        options.connect_timeout = 1s;
-        options.request_timeout = 1s;
-        Result<std::shared_ptr<detail::Connection>> opened =
-            detail::Connection::open(env, client.config().bootstrap.at(0), options);
+        Result<std::shared_ptr<detail::Connection>> opened = open_connection(env, client, "reuse");
         ASSERT_TRUE(opened.ok()) << opened.status().to_string();
         detail::Connection& connection = **opened;
-        Bytes body;
-        ASSERT_TRUE(protocol::encode_message(protocol::MetadataRequest{}, 4, &body).ok());
+        const Bytes body = metadata_request_v4();
         auto ask = [&] { return connection.start(ApiKey::kMetadata, 4, body, 1s, /*expect_response=*/true); };
         auto cluster_id = [](Result<Bytes> answer) {
           EXPECT_TRUE(answer.ok()) << answer.status().to_string();
@@ -136,23 +148,12 @@ TEST(ClientConnection, OnlyACallItsCallerLetGoOfIsReused) {
 TEST(ClientConnection, AnAnswerStaysInTheBufferItCameIn) {
   ScriptedBroker broker;
   ASSERT_TRUE(broker.run(
-      [&](Env, Stream& stream, int) {
-        answer_api_versions(stream);
-        while (std::optional<Request> request = next_request(stream)) {
-          answer(stream, *request, cluster_named(fmt::format("c{}", request->header.correlation_id)));
-        }
-      },
+      answer_each_with_its_correlation_id,
       [&](Env env, Client& client) {
-        detail::ConnectionOptions options;
-        options.client_id = "in-place";
-        options.connect_timeout = 1s;
-        options.request_timeout = 1s;
-        Result<std::shared_ptr<detail::Connection>> opened =
-            detail::Connection::open(env, client.config().bootstrap.at(0), options);
+        Result<std::shared_ptr<detail::Connection>> opened = open_connection(env, client, "in-place");
         ASSERT_TRUE(opened.ok()) << opened.status().to_string();
         detail::Connection& connection = **opened;
-        Bytes body;
-        ASSERT_TRUE(protocol::encode_message(protocol::MetadataRequest{}, 4, &body).ok());
+        const Bytes body = metadata_request_v4();
         auto cluster_id = [](ByteView answer) {
           Result<protocol::MetadataResponse> response = protocol::decode_message<protocol::MetadataResponse>(answer, 4);
           EXPECT_TRUE(response.ok()) << response.status().to_string();

@@ -6,6 +6,7 @@
 
 #include "sim/world/sim_disk.h"
 #include "sim/world/sim_file_system.h"
+#include "tests/core/env/file_contract.h"
 #include "tests/sim/world/sim_disk_test_util.h"
 
 namespace sluice {
@@ -75,14 +76,7 @@ TEST_F(SimDiskFs, ReadWritePwriteTruncateAndHoles) {
 TEST_F(SimDiskFs, PreadAppendAddsTheBytesReadAfterTheBuffersOwn) {
   std::unique_ptr<File> file = must_open(fs_, "f", OpenMode::kCreate);
   ASSERT_TRUE(file->append(as_bytes("abcdef")).ok());
-  Bytes out = to_bytes("xy");
-  EXPECT_EQ(*file->pread_append(2, 3, out), 3u);
-  EXPECT_EQ(as_chars(out), "xycde");
-  EXPECT_EQ(*file->pread_append(4, 10, out), 2u);  // fewer at the end of the file
-  EXPECT_EQ(as_chars(out), "xycdeef");
-  EXPECT_EQ(*file->pread_append(6, 4, out), 0u);
-  EXPECT_EQ(*file->pread_append(100, 4, out), 0u);
-  EXPECT_EQ(as_chars(out), "xycdeef");
+  Bytes out = testing::expect_pread_append_adds_after_the_buffers_own(*file);
   EXPECT_EQ(disk_.stats().reads, 4u);
   EXPECT_EQ(disk_.stats().bytes_read, 5u);
   disk_.flip_in_next_read("f", 1, 0x20);
