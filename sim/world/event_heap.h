@@ -79,19 +79,26 @@ class EventHeap {
   // Moves `entry` down from the hole at `hole` to where no child is before it.
   void sift_down(size_t hole, Entry entry) {
     const size_t n = entries_.size();
+    Entry* const e = entries_.data();
     for (;;) {
       const size_t first = kArity * hole + 1;
-      if (first >= n) break;
       size_t least = first;
-      const size_t end = first + kArity < n ? first + kArity : n;
-      for (size_t child = first + 1; child < end; ++child) {
-        if (entries_[child] < entries_[least]) least = child;
+      if (first + kArity <= n) {
+        // All four children (the usual case): least of each pair, then of the two, without a loop.
+        const size_t left = e[first + 1] < e[first] ? first + 1 : first;
+        const size_t right = e[first + 3] < e[first + 2] ? first + 3 : first + 2;
+        least = e[right] < e[left] ? right : left;
+      } else {
+        if (first >= n) break;
+        for (size_t child = first + 1; child < n; ++child) {
+          if (e[child] < e[least]) least = child;
+        }
       }
-      if (!(entries_[least] < entry)) break;
-      entries_[hole] = entries_[least];
+      if (!(e[least] < entry)) break;
+      e[hole] = e[least];
       hole = least;
     }
-    entries_[hole] = entry;
+    e[hole] = entry;
   }
 
   std::vector<Entry> entries_;

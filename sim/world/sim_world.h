@@ -114,7 +114,8 @@ class SimWorld {
   bool run_ready_fiber_asking_each();  // with more than kFlaggedSchedulers nodes
   // After schedulers_ or paused_ changed: each scheduler's bit is its index again, and both masks are true.
   void renumber_schedulers();
-  void run_next_event();
+  // Runs (or, for a paused node, holds) the event `entry`. REQUIRES: next_event() just returned it.
+  void run_next_event(HeapEntry entry);
   // The earliest pending event's heap entry, after dropping cancelled ones from the top; null when none. Events a
   // resumed node kept waiting come first (resumed_).
   const HeapEntry* next_event();
