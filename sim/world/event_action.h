@@ -22,14 +22,7 @@ class EventAction {
   template <typename F>
     requires(!std::is_same_v<std::remove_cvref_t<F>, EventAction> && std::is_invocable_r_v<void, std::decay_t<F>&>)
   EventAction(F&& f) {  // NOLINT(google-explicit-constructor): schedule_at takes lambdas as they are
-    using Callable = std::decay_t<F>;
-    if constexpr (fits_inline<Callable>()) {
-      ::new (static_cast<void*>(storage_)) Callable(std::forward<F>(f));
-      ops_ = &kInlineOps<Callable>;
-    } else {
-      ::new (static_cast<void*>(storage_)) Callable*(new Callable(std::forward<F>(f)));
-      ops_ = &kHeapOps<Callable>;
-    }
+    construct(std::forward<F>(f));
   }
   EventAction(EventAction&& other) noexcept { take(other); }
   EventAction& operator=(EventAction&& other) noexcept {
@@ -42,6 +35,15 @@ class EventAction {
   EventAction(const EventAction&) = delete;
   EventAction& operator=(const EventAction&) = delete;
   ~EventAction() { reset(); }
+
+  // Builds `f` in place, as the constructor does: SimWorld::schedule_at builds the callable in its event's slot, where
+  // moving an EventAction in would cost one more relocation per event. REQUIRES: holds no callable.
+  template <typename F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, EventAction> && std::is_invocable_r_v<void, std::decay_t<F>&>)
+  void emplace(F&& f) {
+    SLUICE_ASSERT(ops_ == nullptr);
+    construct(std::forward<F>(f));
+  }
 
   explicit operator bool() const { return ops_ != nullptr; }
   // REQUIRES: holds a callable.
@@ -84,6 +86,18 @@ class EventAction {
       [](void* from, void* to) { ::new (to) C*(*std::launder(static_cast<C**>(from))); },
       [](void* s) { delete *std::launder(static_cast<C**>(s)); },
   };
+
+  template <typename F>
+  void construct(F&& f) {
+    using Callable = std::decay_t<F>;
+    if constexpr (fits_inline<Callable>()) {
+      ::new (static_cast<void*>(storage_)) Callable(std::forward<F>(f));
+      ops_ = &kInlineOps<Callable>;
+    } else {
+      ::new (static_cast<void*>(storage_)) Callable*(new Callable(std::forward<F>(f)));
+      ops_ = &kHeapOps<Callable>;
+    }
+  }
 
   void take(EventAction& other) noexcept {
     if (other.ops_ == nullptr) return;

@@ -44,7 +44,11 @@ SimNetwork::SimNetwork(SimWorld& world, SimNetworkConfig config)
   SLUICE_ASSERT(config_.first_ephemeral_port > 0);
 }
 
-SimNetwork::~SimNetwork() = default;
+SimNetwork::~SimNetwork() {
+  for (const auto& [id, weak] : connections_) {
+    if (const ConnectionPtr conn = weak.lock()) conn->orphaned = true;
+  }
+}
 
 // ---- Nodes ----
 
@@ -388,9 +392,9 @@ void SimNetwork::schedule_chunk(const ConnectionPtr& conn, int from, size_t inde
   Instant due = world_.now() + draw_latency(conn->side(from).node, to);
   due = std::max(due, pipe.last_due);  // never overtake the previous chunk of this direction
   pipe.last_due = due;
-  chunk.event =
-      world_.schedule_at(due, to, EventKind::kNetwork,
-                         guarded(alive_, [this, conn, from, seq = chunk.seq] { deliver(conn, from, seq); }));
+  chunk.event = world_.schedule_at(due, to, EventKind::kNetwork, [this, conn, from, seq = chunk.seq] {
+    if (!conn->orphaned) deliver(conn, from, seq);
+  });
   SLUICE_ASSERT(chunk.event != 0);
 }
 

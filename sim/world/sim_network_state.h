@@ -99,6 +99,9 @@ struct Connection {
   Side client;
   Side server;
   std::weak_ptr<ConnectAttempt> attempt;  // until the client's connect returned or gave up
+  // The SimNetwork is gone: the deliveries still pending do nothing. Their events check it here, holding the
+  // connection anyway, instead of each holding a weak_ptr to the fabric (two more atomic counts per chunk).
+  bool orphaned = false;
 
   Side& side(int index) {
     SLUICE_ASSERT(index == kClient || index == kServer);

@@ -38,8 +38,7 @@ SimWorld::~SimWorld() {
 
 uint64_t SimWorld::node_seed(NodeId node) const { return Random(seed_).fork(kNodeStreamBase + node).seed(); }
 
-EventId SimWorld::schedule_at(Instant at, NodeId node, EventKind kind, EventAction action) {
-  SLUICE_ASSERT(action);
+uint32_t SimWorld::add_event(Instant at, NodeId node, EventKind kind) {
   if (at < now_) at = now_;
   const uint64_t sequence = next_sequence_++;
   SLUICE_ASSERT(sequence < (uint64_t{1} << kSlotShift));
@@ -54,18 +53,13 @@ EventId SimWorld::schedule_at(Instant at, NodeId node, EventKind kind, EventActi
   }
   Slot& event = slots_[slot];
   SLUICE_ASSERT(event.sequence == 0);
+  SLUICE_ASSERT(!event.action);
   event.sequence = sequence;
   event.node = node;
   event.kind = kind;
-  event.action = std::move(action);
   heap_.push(HeapEntry::make(at, sequence, slot));
   ++live_events_;
-  return event_id(slot, sequence);
-}
-
-EventId SimWorld::schedule_after(Duration delay, NodeId node, EventKind kind, EventAction action) {
-  SLUICE_ASSERT(delay.count() >= 0);
-  return schedule_at(now_ + delay, node, kind, std::move(action));
+  return slot;
 }
 
 void SimWorld::free_slot(uint32_t slot) {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -44,9 +45,29 @@ class SimWorld {
   uint64_t seed() const { return seed_; }
   Instant now() const { return now_; }
 
-  // Runs `action` at virtual time `at` (not before now). Events at one time run in scheduling order.
-  EventId schedule_at(Instant at, NodeId node, EventKind kind, EventAction action);
-  EventId schedule_after(Duration delay, NodeId node, EventKind kind, EventAction action);
+  // Runs `action` (a void() callable, or an EventAction) at virtual time `at` (not before now). Events at one time run
+  // in scheduling order. A callable is built in the event's slot, not moved there through an EventAction.
+  template <typename F>
+    requires std::is_invocable_r_v<void, std::decay_t<F>&>
+  EventId schedule_at(Instant at, NodeId node, EventKind kind, F&& action) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<F>, EventAction>) {
+      static_assert(!std::is_lvalue_reference_v<F>, "an EventAction is moved in");
+      SLUICE_ASSERT(action);
+      const uint32_t slot = add_event(at, node, kind);
+      slots_[slot].action = std::move(action);
+      return event_id(slot, slots_[slot].sequence);
+    } else {
+      const uint32_t slot = add_event(at, node, kind);
+      slots_[slot].action.emplace(std::forward<F>(action));
+      return event_id(slot, slots_[slot].sequence);
+    }
+  }
+  template <typename F>
+    requires std::is_invocable_r_v<void, std::decay_t<F>&>
+  EventId schedule_after(Duration delay, NodeId node, EventKind kind, F&& action) {
+    SLUICE_ASSERT(delay.count() >= 0);
+    return schedule_at(now_ + delay, node, kind, std::forward<F>(action));
+  }
   // True when the event was pending.
   bool cancel(EventId id);
   // Cancels every pending event of `node` (it crashed). Returns how many.
@@ -110,6 +131,9 @@ class SimWorld {
     return (static_cast<uint64_t>(slot) << kSlotShift) | sequence;
   }
 
+  // Takes a free slot for an event at `at` (not before now), with the next sequence, and queues it; the caller puts
+  // the action in. Returns the slot.
+  uint32_t add_event(Instant at, NodeId node, EventKind kind);
   bool run_ready_fiber();
   bool run_ready_fiber_asking_each();  // with more than kFlaggedSchedulers nodes
   // After schedulers_ or paused_ changed: each scheduler's bit is its index again, and both masks are true.

@@ -68,6 +68,35 @@ TEST(EventAction, AHeapCallableRunsMovesAndIsDestroyedOnce) {
   check_moves_calls_and_destroys<200>();
 }
 
+// emplace builds in an empty action what the constructor would: both storage kinds, destroyed once, and the action
+// can be emptied and filled again.
+template <size_t kPadding>
+void check_emplace() {
+  auto live = std::make_shared<int>(0);
+  auto calls = std::make_shared<int>(0);
+  {
+    EventAction action;
+    action.emplace(Counted<kPadding>(live, calls));
+    ASSERT_TRUE(action);
+    EXPECT_EQ(*live, 1);
+    action();
+    EXPECT_EQ(*calls, 1);
+    action.reset();
+    EXPECT_EQ(*live, 0);
+    action.emplace(Counted<kPadding>(live, calls));
+    EventAction moved(std::move(action));
+    moved();
+    EXPECT_EQ(*calls, 2);
+    EXPECT_EQ(*live, 1);
+  }
+  EXPECT_EQ(*live, 0);
+}
+
+TEST(EventAction, EmplaceBuildsAnInlineOrAHeapCallable) {
+  check_emplace<8>();
+  check_emplace<200>();
+}
+
 TEST(EventAction, AMutableLambdaKeepsItsStateBetweenCalls) {
   int seen = 0;
   EventAction count([n = 0, &seen]() mutable { seen = ++n; });

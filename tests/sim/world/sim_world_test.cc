@@ -3,6 +3,7 @@
 // events, or after the heap compacted around it; pending_events counts only live ones.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,24 @@ TEST(SimWorldEvents, RunInTimeOrderThenSchedulingOrder) {
   EXPECT_EQ(ran, (std::vector<std::string>{"a@10", "d@10", "e@10", "b@20", "c@20"}));
   EXPECT_EQ(world.pending_events(), 0u);
   EXPECT_EQ(world.events_run(), 5u);
+}
+
+// A lambda is built in its event's slot; an EventAction is moved in. Both run once, in order, and can be cancelled.
+TEST(SimWorldEvents, LambdasAndEventActionsRunAlike) {
+  SimWorld world(3);
+  std::vector<std::string> ran;
+  EventAction moved_in([&] { ran.push_back("action@10"); });
+  world.schedule_at(at_ms(10), kWorldNode, EventKind::kControl, std::move(moved_in));
+  EXPECT_FALSE(moved_in);  // NOLINT(bugprone-use-after-move): the world took it
+  world.schedule_at(at_ms(5), kWorldNode, EventKind::kControl, [&] { ran.push_back("lambda@5"); });
+  const std::function<void()> callback = [&] { ran.push_back("function@7"); };
+  world.schedule_at(at_ms(7), kWorldNode, EventKind::kControl, callback);  // copied in
+  const EventId cancelled =
+      world.schedule_at(at_ms(8), kWorldNode, EventKind::kControl, EventAction([&] { ran.push_back("never"); }));
+  EXPECT_TRUE(world.cancel(cancelled));
+  world.run_until(at_ms(100));
+  EXPECT_EQ(ran, (std::vector<std::string>{"lambda@5", "function@7", "action@10"}));
+  EXPECT_EQ(world.pending_events(), 0u);
 }
 
 TEST(SimWorldEvents, CancelledEventsNeverRunAndAreNotCounted) {
