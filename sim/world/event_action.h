@@ -51,6 +51,13 @@ class EventAction {
     SLUICE_ASSERT(ops_ != nullptr);
     ops_->invoke(storage_);
   }
+  // Empties this action, then runs the callable it held and destroys it: one indirect call where moving it out,
+  // calling it and destroying it took three. The callable may reuse or free this action's storage while it runs (an
+  // event's slot goes to the events it schedules). REQUIRES: holds a callable.
+  void run_once() {
+    SLUICE_ASSERT(ops_ != nullptr);
+    std::exchange(ops_, nullptr)->run_once(storage_);
+  }
   void reset() {
     if (ops_ == nullptr) return;
     ops_->destroy(storage_);
@@ -62,6 +69,7 @@ class EventAction {
     void (*invoke)(void* storage);
     void (*relocate)(void* from, void* to);  // moves the callable to `to` and destroys it at `from`
     void (*destroy)(void* storage);
+    void (*run_once)(void* storage);  // moves the callable out of `storage`, then calls and destroys it
   };
 
   template <typename C>
@@ -79,12 +87,22 @@ class EventAction {
         source->~C();
       },
       [](void* s) { std::launder(static_cast<C*>(s))->~C(); },
+      [](void* s) {
+        C* source = std::launder(static_cast<C*>(s));
+        C callable(std::move(*source));
+        source->~C();
+        callable();
+      },
   };
   template <typename C>
   static constexpr Ops kHeapOps{
       [](void* s) { (**std::launder(static_cast<C**>(s)))(); },
       [](void* from, void* to) { ::new (to) C*(*std::launder(static_cast<C**>(from))); },
       [](void* s) { delete *std::launder(static_cast<C**>(s)); },
+      [](void* s) {
+        const std::unique_ptr<C> callable(*std::launder(static_cast<C**>(s)));
+        (*callable)();
+      },
   };
 
   template <typename F>

@@ -236,14 +236,19 @@ void SimWorld::run_next_event(const HeapEntry entry) {
     }
   }
   const EventKind kind = slot.kind;
-  EventAction action = std::move(slot.action);
-  free_slot(entry.slot());
+  // Freed before the action runs, so that the events it schedules reuse the slot as they always did; the action
+  // itself stays in the slot until run_once moves it out, before anything can reuse the slot.
+  SLUICE_ASSERT(slot.sequence != 0);
+  slot.sequence = 0;
+  free_slots_.push_back(entry.slot());
+  SLUICE_ASSERT(live_events_ > 0);
+  --live_events_;
   SLUICE_ASSERT(entry.at >= now_);
   now_ = entry.at;
   ++events_run_;
   trace(static_cast<uint64_t>(now_.time_since_epoch().count()));
   trace((entry.sequence() << 8) ^ (static_cast<uint64_t>(node) << 40) ^ static_cast<uint64_t>(kind));
-  action();
+  slot.action.run_once();  // the last use of `slot`: the action may reallocate slots_
   if (event_observer_) event_observer_(entry.at, entry.sequence(), node, kind, trace_hash_);
 }
 

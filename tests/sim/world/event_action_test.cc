@@ -97,6 +97,37 @@ TEST(EventAction, EmplaceBuildsAnInlineOrAHeapCallable) {
   check_emplace<200>();
 }
 
+// run_once empties the action first, then calls the callable once and destroys it; while it runs, the callable may
+// fill its own action again (a world event's slot goes to the events it schedules).
+template <size_t kPadding>
+void check_run_once() {
+  auto live = std::make_shared<int>(0);
+  auto calls = std::make_shared<int>(0);
+  EventAction action(Counted<kPadding>(live, calls));
+  action.run_once();
+  EXPECT_FALSE(action);
+  EXPECT_EQ(*calls, 1);
+  EXPECT_EQ(*live, 0);
+  int ran = 0;
+  std::array<char, kPadding> padding{};
+  action.emplace([&action, &ran, padding] {
+    EXPECT_FALSE(action);
+    action.emplace([&ran, padding] { ran += 10 + padding[0]; });
+    ++ran;
+  });
+  action.run_once();
+  EXPECT_EQ(ran, 1);
+  ASSERT_TRUE(action);
+  action.run_once();
+  EXPECT_EQ(ran, 11);
+  EXPECT_FALSE(action);
+}
+
+TEST(EventAction, RunOnceCallsAnInlineOrAHeapCallableOnceAndDestroysIt) {
+  check_run_once<8>();
+  check_run_once<200>();
+}
+
 TEST(EventAction, AMutableLambdaKeepsItsStateBetweenCalls) {
   int seen = 0;
   EventAction count([n = 0, &seen]() mutable { seen = ++n; });

@@ -54,6 +54,25 @@ TEST(SimWorldEvents, LambdasAndEventActionsRunAlike) {
   EXPECT_EQ(world.pending_events(), 0u);
 }
 
+// An event's callable is moved out of its slot before it runs: scheduling enough events to grow the slot table
+// while it runs leaves its captures intact (AddressSanitizer would see a callable run from the old table).
+TEST(SimWorldEvents, AnEventMayScheduleManyEventsWhileItRuns) {
+  SimWorld world(4);
+  std::vector<int> ran;
+  const std::vector<int> payload(100, 7);
+  world.schedule_at(at_ms(1), kWorldNode, EventKind::kControl, [&world, &ran, payload] {
+    for (int i = 0; i < 1000; ++i) {
+      world.schedule_after(1ms, kWorldNode, EventKind::kControl, [&ran, i] { ran.push_back(i); });
+    }
+    ran.push_back(payload.back() * 1000 + static_cast<int>(payload.size()));
+  });
+  world.run_until(at_ms(100));
+  ASSERT_EQ(ran.size(), 1001u);
+  EXPECT_EQ(ran.front(), 7100);
+  EXPECT_EQ(ran.back(), 999);
+  EXPECT_EQ(world.pending_events(), 0u);
+}
+
 TEST(SimWorldEvents, CancelledEventsNeverRunAndAreNotCounted) {
   SimWorld world(2);
   std::vector<int> ran;
