@@ -379,7 +379,8 @@ void SimNetwork::send(const ConnectionPtr& conn, int from, ChunkKind kind, Bytes
     SLUICE_ASSERT(pipe.held == 0);
     schedule_chunk(conn, from, pipe.chunks.size() - 1);
   }
-  if (kind == ChunkKind::kData) send_replays(conn, from);
+  // Replays are kept only by a fault (reset_connections_replaying): mostly there are none, and no call.
+  if (kind == ChunkKind::kData && !replays_.empty()) send_replays(conn, from);
 }
 
 void SimNetwork::schedule_chunk(const ConnectionPtr& conn, int from, size_t index) {
