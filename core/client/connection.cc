@@ -154,9 +154,11 @@ Result<int16_t> Connection::version_for(protocol::ApiKey api) const {
 CallPtr Connection::start(protocol::ApiKey api, int16_t version, ByteView body, Duration timeout, bool expect_response,
                           std::function<void()> on_finished) {
   LockGuard lock(write_mutex_);
-  CallPtr call = begin_call(api, version, body.size(), timeout, expect_response, std::move(on_finished));
+  CallPtr call = begin_call(api, version, timeout, expect_response, std::move(on_finished));
   if (call->done()) return call;
-  const std::array<ByteView, 2> parts{ByteView(head_), body};
+  head_.resize(head_room());
+  const size_t from = put_frame_head(*call, body.size(), head_);
+  const std::array<ByteView, 2> parts{ByteView(head_).subspan(from), body};
   end_call(call, stream_->write_all_gathered(parts));
   return call;
 }
@@ -171,17 +173,19 @@ CallPtr Connection::start_framed(protocol::ApiKey api, int16_t version, Bytes fr
   const size_t room = head_room();
   SLUICE_ASSERT(framed.size() >= room);
   LockGuard lock(write_mutex_);
-  CallPtr call = begin_call(api, version, framed.size() - room, timeout, expect_response, std::move(on_finished));
+  CallPtr call = begin_call(api, version, timeout, expect_response, std::move(on_finished));
   if (call->done()) return call;
-  SLUICE_ASSERT(head_.size() <= room);
-  const size_t from = room - head_.size();
-  std::copy(head_.begin(), head_.end(), framed.begin() + static_cast<std::ptrdiff_t>(from));
+  const size_t from = put_frame_head(*call, framed.size() - room, MutableByteView(framed).first(room));
   end_call(call, stream_->write_owned(std::move(framed), from));
   return call;
 }
 
-CallPtr Connection::begin_call(protocol::ApiKey api, int16_t version, size_t body_bytes, Duration timeout,
-                               bool expect_response, std::function<void()> on_finished) {
+size_t Connection::put_frame_head(const Call& call, size_t body_bytes, MutableByteView room) const {
+  return protocol::put_request_frame_head({call.api, call.version, call.correlation_id, client_id_}, body_bytes, room);
+}
+
+CallPtr Connection::begin_call(protocol::ApiKey api, int16_t version, Duration timeout, bool expect_response,
+                               std::function<void()> on_finished) {
   CallPtr call = reusable_call();
   call->api = api;
   call->version = version;
@@ -194,11 +198,6 @@ CallPtr Connection::begin_call(protocol::ApiKey api, int16_t version, size_t bod
   SLUICE_ASSERT(next_correlation_id_ < std::numeric_limits<int32_t>::max());
   call->correlation_id = next_correlation_id_++;
   SLUICE_ASSERT(pending_.empty() || pending_.back()->correlation_id < call->correlation_id);
-  head_.clear();
-  const size_t begin = protocol::begin_frame(&head_, protocol::kFrameHeadBytes);
-  const Status header = protocol::encode_request_header({api, version, call->correlation_id, client_id_}, &head_);
-  SLUICE_ASSERT(header.ok());  // a client id within the string limit
-  protocol::end_frame(&head_, begin, body_bytes);
   call->deadline = env_.clock.now() + timeout;
   if (!pending_.empty()) call->deadline = std::max(call->deadline, pending_.back()->deadline);
   if (expect_response) pending_.push_back(call);

@@ -123,9 +123,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void fail(const Status& why);
   void finish(Call& call, Result<Bytes> result);
   // start's steps before and after the write (under write_mutex_). begin_call returns the call finished already
-  // when the connection is broken, and otherwise leaves its frame head in head_.
-  CallPtr begin_call(protocol::ApiKey api, int16_t version, size_t body_bytes, Duration timeout, bool expect_response,
+  // when the connection is broken, and otherwise gives it its correlation id.
+  CallPtr begin_call(protocol::ApiKey api, int16_t version, Duration timeout, bool expect_response,
                      std::function<void()> on_finished);
+  // Writes the call's frame head at the end of `room` (protocol::put_request_frame_head); returns where it starts.
+  size_t put_frame_head(const Call& call, size_t body_bytes, MutableByteView room) const;
   void end_call(const CallPtr& call, const Status& wrote);
   // A call to start: an answered one its caller is done with, or a new one (a Call is an allocation per request).
   CallPtr reusable_call();
@@ -135,7 +137,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::unique_ptr<Stream> stream_;
   std::string client_id_;
   Mutex write_mutex_;  // one frame at a time on the stream, in correlation-id order
-  Bytes head_;         // the frame head being written (under write_mutex_): its buffer serves every request
+  Bytes head_;         // start's frame head, head_room() long (under write_mutex_): its buffer serves every request
   std::deque<CallPtr> pending_;
   static constexpr size_t kSpareCalls = 8;
   std::vector<CallPtr> spare_calls_;  // answered calls, for reusable_call

@@ -32,29 +32,24 @@ void log_close(Broker& broker, const std::string& peer, const std::string& why) 
   broker.env().log.info("closing the connection from {}: {}", peer, why);
 }
 
-// The size prefix and response header are built in a small buffer (`head`, reused from one response to the next)
-// and copied into the room before the body (HandlerOutcome), so that the frame goes out as one buffer, taken by the
-// stream: a simulated stream makes it the network's chunk without a joined copy.
-Status send_response(Stream& stream, const protocol::RequestHeader& header, Bytes framed, Bytes& head) {
+// The size prefix and response header are written into the room before the body (HandlerOutcome), so that the
+// frame goes out as one buffer, taken by the stream: a simulated stream makes it the network's chunk without a
+// joined copy.
+Status send_response(Stream& stream, const protocol::RequestHeader& header, Bytes framed) {
   SLUICE_ASSERT(framed.size() >= protocol::kResponseHeadRoom);
   const size_t body_bytes = framed.size() - protocol::kResponseHeadRoom;
   if (body_bytes > protocol::kMaxResponseBodyBytes) {  // no int32 size could frame it (handler.h encode_response)
     return invalid_argument(fmt::format("a {}-byte response does not fit in a frame", body_bytes));
   }
-  head.clear();
-  const size_t begin = protocol::begin_frame(&head, protocol::kFrameHeadBytes);
-  protocol::encode_response_header(header.api_key, header.api_version, header.correlation_id, &head);
-  protocol::end_frame(&head, begin, body_bytes);
-  SLUICE_ASSERT(head.size() <= protocol::kResponseHeadRoom);
-  const size_t from = protocol::kResponseHeadRoom - head.size();
-  std::copy(head.begin(), head.end(), framed.begin() + static_cast<std::ptrdiff_t>(from));
+  const size_t from =
+      protocol::put_response_frame_head(header.api_key, header.api_version, header.correlation_id, body_bytes,
+                                        MutableByteView(framed).first(protocol::kResponseHeadRoom));
   return stream.write_owned(std::move(framed), from);
 }
 
 // Sends the outcome's response, if any (taking its body). False when the connection must close.
-bool deliver(Stream& stream, const protocol::RequestHeader& header, HandlerOutcome& outcome, Bytes& head) {
-  if (outcome.response_body.has_value() &&
-      !send_response(stream, header, std::move(*outcome.response_body), head).ok()) {
+bool deliver(Stream& stream, const protocol::RequestHeader& header, HandlerOutcome& outcome) {
+  if (outcome.response_body.has_value() && !send_response(stream, header, std::move(*outcome.response_body)).ok()) {
     return false;
   }
   return !outcome.close_connection;
@@ -72,12 +67,9 @@ struct ResponseQueue {
       : stream(std::move(stream)), queued(scheduler, kMaxQueuedResponses), drained(scheduler) {}
   std::shared_ptr<WatchedStream> stream;  // the responder writes to it
   Channel<QueuedResponse> queued;
-  size_t unsent = 0;     // queued, or taken by the responder and not sent yet
-  bool failed = false;   // the responder closed the connection
-  WaitQueue drained;     // unsent reached 0, or failed
-  // The frame head of the response being sent. Responses go out one at a time: the reader sends one itself only
-  // when none is queued or being sent by the responder.
-  Bytes head;
+  size_t unsent = 0;    // queued, or taken by the responder and not sent yet
+  bool failed = false;  // the responder closed the connection
+  WaitQueue drained;    // unsent reached 0, or failed
   std::optional<FiberRef> responder;
 
   void wait_drained() {
@@ -97,12 +89,13 @@ void respond(Broker& broker, Stream& stream, const std::string& peer, const std:
         outcome = std::move(*completed);
         SLUICE_ASSERT(!outcome.complete);
       } else {
-        log_close(broker, peer, fmt::format("{} (correlation id {}): {}", protocol::api_name(item->header.api_key),
-                                            item->header.correlation_id, completed.status().to_string()));
+        log_close(broker, peer,
+                  fmt::format("{} (correlation id {}): {}", protocol::api_name(item->header.api_key),
+                              item->header.correlation_id, completed.status().to_string()));
         open = false;
       }
     }
-    if (open) open = deliver(stream, item->header, outcome, queue->head);
+    if (open) open = deliver(stream, item->header, outcome);
     if (!open) {
       queue->failed = true;
       queue->queued.close();
@@ -143,14 +136,14 @@ bool handle_frame(Broker& broker, Stream& stream, const std::string& peer, ByteV
   RequestContext ctx{broker.env(), broker, *header, stream.peer()};
   Result<HandlerOutcome> outcome = entry->handler(ctx, body);
   if (!outcome.ok()) {
-    log_close(broker, peer, fmt::format("{} (correlation id {}): {}", api(), header->correlation_id,
-                                        outcome.status().to_string()));
+    log_close(broker, peer,
+              fmt::format("{} (correlation id {}): {}", api(), header->correlation_id, outcome.status().to_string()));
     return false;
   }
   if (queue->failed) return false;
   const bool ready = !outcome->complete;
   // The common case: nothing queued.
-  if (ready && queue->unsent == 0) return deliver(stream, *header, *outcome, queue->head);
+  if (ready && queue->unsent == 0) return deliver(stream, *header, *outcome);
   if (!queue->responder) {
     queue->responder = broker.env().scheduler.spawn(
         "conn.responder", [&broker, peer, queue] { respond(broker, *queue->stream, peer, queue); });

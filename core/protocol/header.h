@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/base/bytes.h"
 #include "core/base/result.h"
@@ -40,6 +41,14 @@ struct RequestHeader {
   bool operator==(const RequestHeader&) const = default;
 };
 
+// A request header to write, its client id borrowed: a client writes its own into every request without a copy.
+struct RequestHeaderRef {
+  ApiKey api_key = ApiKey::kApiVersions;
+  int16_t api_version = 0;
+  int32_t correlation_id = 0;
+  std::optional<std::string_view> client_id;
+};
+
 int request_header_version(ApiKey api, int16_t version);   // 1 or 2
 int response_header_version(ApiKey api, int16_t version);  // 0 or 1
 
@@ -51,14 +60,23 @@ Result<RequestHeader> decode_request_header(ByteView frame, ByteView* body);
 Status encode_request_header(const RequestHeader& header, Bytes* out);
 
 void encode_response_header(ApiKey api, int16_t version, int32_t correlation_id, Bytes* out);
+
 // The correlation id; `*body` gets the rest. For clients (tests, the simulator's workloads).
 Result<int32_t> decode_response_header(ByteView frame, ApiKey api, int16_t version, ByteView* body);
 
+// A frame's head, its int32 size (counting the header and the `body_bytes` after it) and its header, written at the
+// end of `room`, the bytes reserved in front of a body already encoded behind them; returns where in `room` the
+// frame starts. Straight stores: a head is written per request and per response, and building it through a Writer
+// grew, zero-filled and trimmed a buffer each time. `room` must hold the head, and a request's client id must be
+// at most kMaxStringBytes (both asserted; encode_request_header reports a long id as an error).
+size_t put_request_frame_head(const RequestHeaderRef& header, size_t body_bytes, MutableByteView room);
+size_t put_response_frame_head(ApiKey api, int16_t version, int32_t correlation_id, size_t body_bytes,
+                               MutableByteView room);
+
 // Building a frame in place: begin_frame appends a size placeholder and returns its offset, end_frame fills it in.
 // `bytes_sent_after`: the frame continues in a buffer sent right after this one (a gathered write).
-// `expected_bytes`: what to reserve; kFrameHeadBytes for a buffer holding the size and a header only.
+// `expected_bytes`: what to reserve.
 inline constexpr size_t kTypicalFrameBytes = 512;
-inline constexpr size_t kFrameHeadBytes = 64;
 size_t begin_frame(Bytes* out, size_t expected_bytes = kTypicalFrameBytes);
 void end_frame(Bytes* out, size_t begin, size_t bytes_sent_after = 0);
 Bytes encode_frame(ByteView payload);
