@@ -238,7 +238,7 @@ class Encoder {
   static constexpr bool kDecoding = false;
 
   // `tagged`: where the struct being written collects its tagged fields (write_struct's; null outside a struct).
-  Encoder(Writer& writer, int16_t version, bool flexible, std::vector<EncodedTag>* tagged = nullptr)
+  Encoder(Writer& writer, int16_t version, bool flexible, std::optional<std::vector<EncodedTag>>* tagged = nullptr)
       : writer_(writer), version_(version), flexible_(flexible), tagged_(tagged) {}
 
   int16_t version() const { return version_; }
@@ -256,18 +256,19 @@ class Encoder {
 
   // One pass over the fields: the regular ones go to the writer in order, the tagged ones (each encoded on its own)
   // aside, to follow as the struct's tagged-field block. Nearly every struct has none: the block is then its count
-  // alone, and no vector is allocated.
+  // alone, and no vector is built (nor destroyed, out of line, as an empty one was for every struct written).
   template <Serde S>
   void write_struct(const S& s) {
     S& fields = const_cast<S&>(s);  // serde is shared with the Decoder; the Encoder only reads the members
-    std::vector<EncodedTag> tagged;
+    std::optional<std::vector<EncodedTag>> tagged;  // made by the first tagged field written
     Encoder regular(writer_, version_, flexible_, &tagged);
     fields.serde(regular);
     if (!flexible_) {
-      SLUICE_ASSERT(tagged.empty());  // tagged() writes nothing outside flexible versions
+      SLUICE_ASSERT(!tagged.has_value());  // tagged() writes nothing outside flexible versions
       return;
     }
-    writer_.put_tagged_fields(std::move(tagged));
+    if (!tagged.has_value()) [[likely]] return writer_.put_uvarint(0);  // an empty block: its count alone
+    writer_.put_tagged_fields(std::move(*tagged));
   }
 
  private:
@@ -327,7 +328,8 @@ class Encoder {
     inner.write(n, *v, true);
     sub.finish();
     if (!sub.ok()) return writer_.fail(sub.status());
-    tagged_->push_back(std::move(field));
+    if (!tagged_->has_value()) tagged_->emplace();
+    (*tagged_)->push_back(std::move(field));
   }
 
   void null_check(std::string_view n, bool nullable);
@@ -335,7 +337,7 @@ class Encoder {
   Writer& writer_;
   int16_t version_;
   bool flexible_;
-  std::vector<EncodedTag>* tagged_;
+  std::optional<std::vector<EncodedTag>>* tagged_;
 };
 
 // Decodes one whole struct from `in` at `version`; bytes left over are an error (INVALID_REQUEST), which catches a

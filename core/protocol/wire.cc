@@ -138,10 +138,14 @@ std::optional<std::string> Reader::read_nullable_string(std::string_view field, 
   return std::string(as_chars(take(field, static_cast<size_t>(length))));
 }
 
+// read_nullable_string's steps, without the optional to wrap and unwrap: nearly every string read is a topic name.
 std::string Reader::read_string(std::string_view field, bool compact) {
-  std::optional<std::string> s = read_nullable_string(field, compact);
-  if (!s && ok()) fail(field, "null, but the field is not nullable");
-  return s ? std::move(*s) : std::string();
+  const int64_t length = read_length(field, compact, false, kMaxStringBytes);
+  if (length < 0) {
+    if (ok()) fail(field, "null, but the field is not nullable");
+    return std::string();
+  }
+  return std::string(as_chars(take(field, static_cast<size_t>(length))));
 }
 
 std::optional<ByteView> Reader::read_nullable_bytes(std::string_view field, bool compact) {
@@ -258,11 +262,6 @@ void Writer::put_null(bool compact, bool wide) {
   }
 }
 
-void Writer::put_string(std::string_view field, std::string_view v, bool compact) {
-  put_length(field, v.size(), compact, false);
-  put_raw(as_bytes(v));
-}
-
 void Writer::put_nullable_string(std::string_view field, const std::optional<std::string>& v, bool compact) {
   if (v) {
     put_string(field, *v, compact);
@@ -276,9 +275,7 @@ void Writer::put_bytes(std::string_view field, ByteView v, bool compact) {
   put_raw(v);
 }
 
-void Writer::put_array_length(std::string_view field, size_t n, bool compact) { put_length(field, n, compact, true); }
-
-void Writer::put_tagged_field_block(std::vector<EncodedTag> fields) {
+void Writer::put_tagged_field_block(std::vector<EncodedTag>& fields) {
   std::ranges::sort(fields, {}, &EncodedTag::tag);
   put_uvarint(static_cast<uint32_t>(fields.size()));
   for (size_t i = 0; i < fields.size(); ++i) {

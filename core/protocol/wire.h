@@ -10,6 +10,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -250,21 +251,38 @@ class Writer {
   }
   void put_uuid(const Uuid& v);
 
-  // A string over kMaxStringBytes fails (kInvalidArgument naming the field).
-  void put_string(std::string_view field, std::string_view v, bool compact);
+  // A string over kMaxStringBytes fails (kInvalidArgument naming the field). A compact one of a one-byte length
+  // that fits the window, nearly every topic name, is written here, inline.
+  void put_string(std::string_view field, std::string_view v, bool compact) {
+    if (compact && v.size() < 0x7f && v.size() < static_cast<size_t>(end_ - cur_)) [[likely]] {
+      *cur_++ = static_cast<uint8_t>(v.size() + 1);
+      if (!v.empty()) std::memcpy(cur_, v.data(), v.size());
+      cur_ += v.size();
+      return;
+    }
+    put_length(field, v.size(), compact, false);
+    put_raw(as_bytes(v));
+  }
   void put_nullable_string(std::string_view field, const std::optional<std::string>& v, bool compact);
   void put_bytes(std::string_view field, ByteView v, bool compact);
   void put_null(bool compact, bool wide);  // null string (wide = false) or null bytes/array (wide = true)
-  void put_array_length(std::string_view field, size_t n, bool compact);
+  // A compact count of one byte, nearly every array's, is written here, inline.
+  void put_array_length(std::string_view field, size_t n, bool compact) {
+    if (compact && n < 0x7f && cur_ != end_) [[likely]] {
+      *cur_++ = static_cast<uint8_t>(n + 1);
+      return;
+    }
+    put_length(field, n, compact, true);
+  }
   void put_raw(ByteView v);
   // Sorts by tag, then writes the block (count, then tag, size, bytes each). An empty one, nearly every block, is
   // its count alone.
-  void put_tagged_fields(std::vector<EncodedTag> fields) {
+  void put_tagged_fields(std::vector<EncodedTag>&& fields) {
     if (fields.empty()) [[likely]] {
       put_uvarint(0);
       return;
     }
-    put_tagged_field_block(std::move(fields));
+    put_tagged_field_block(fields);
   }
 
  private:
@@ -283,7 +301,7 @@ class Writer {
   // max_bytes_: false (and failed) when `bytes` more would go beyond it, or the writer has failed.
   bool grow(size_t bytes);
   void put_long_uvarint(uint32_t v);
-  void put_tagged_field_block(std::vector<EncodedTag> fields);
+  void put_tagged_field_block(std::vector<EncodedTag>& fields);
   void put_length(std::string_view field, size_t n, bool compact, bool wide);
 
   Bytes* out_;
