@@ -111,8 +111,22 @@ Uuid Reader::read_uuid(std::string_view field) {
   }
 SLUICE_READ_VARIANT(read_varint, int32_t, ::sluice::read_varint)
 SLUICE_READ_VARIANT(read_varlong, int64_t, ::sluice::read_varlong)
-SLUICE_READ_VARIANT(read_long_uvarint, uint32_t, ::sluice::read_unsigned_varint)
 #undef SLUICE_READ_VARIANT
+
+// Lengths of 127 bytes and more come here (a records field's, nearly every one): decoded without a Result, which
+// is built only to say why a varint failed.
+uint32_t Reader::read_long_uvarint(std::string_view field) {
+  if (!ok()) return 0;
+  ByteView rest = in_.subspan(pos_);
+  uint64_t value = 0;
+  if (decode_unsigned(&rest, kMaxVarintBytes, 32, &value)) [[likely]] {
+    pos_ = in_.size() - rest.size();
+    return static_cast<uint32_t>(value);
+  }
+  const Result<uint32_t> refused = ::sluice::read_unsigned_varint(&rest);
+  fail(field, refused.status().message());
+  return 0;
+}
 
 int64_t Reader::read_length_slow(std::string_view field, bool compact, bool wide, size_t max) {
   int64_t length = 0;
@@ -154,10 +168,6 @@ std::optional<ByteView> Reader::read_nullable_bytes(std::string_view field, bool
   return take(field, static_cast<size_t>(length));
 }
 
-int32_t Reader::read_array_length(std::string_view field, bool compact) {
-  return static_cast<int32_t>(read_length(field, compact, true, std::numeric_limits<int32_t>::max()));
-}
-
 std::vector<TaggedField> Reader::read_tagged_field_block(std::string_view where) {
   std::vector<TaggedField> fields;
   const uint32_t count = read_uvarint(where);
@@ -175,7 +185,8 @@ std::vector<TaggedField> Reader::read_tagged_field_block(std::string_view where)
   return fields;
 }
 
-bool Reader::charge_decoded(std::string_view field, size_t count, size_t element_bytes) {
+// charge_decoded's slow path: the reader failed, or the charge does not fit (or its product might not be exact).
+bool Reader::charge_decoded_slow(std::string_view field, size_t count, size_t element_bytes) {
   if (!ok()) return false;
   if (element_bytes != 0 && count > decode_budget_ / element_bytes) {
     fail(field, fmt::format("{} elements of {} bytes would decode a {}-byte message into more than {}x its size",

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -136,7 +137,9 @@ class Reader {
   std::optional<ByteView> read_nullable_bytes(std::string_view field, bool compact);
   // An array's element count, or -1 for null. A count above the remaining bytes fails (every element takes at
   // least one), so a caller may size memory by it.
-  int32_t read_array_length(std::string_view field, bool compact);
+  int32_t read_array_length(std::string_view field, bool compact) {
+    return static_cast<int32_t>(read_length(field, compact, true, std::numeric_limits<int32_t>::max()));
+  }
   // Exactly n bytes, as a view into the input.
   ByteView read_raw(std::string_view field, size_t n) { return take(field, n); }
   // A tagged-field block: uvarint count, then per field uvarint tag, uvarint size and the bytes. Nearly every block
@@ -150,8 +153,16 @@ class Reader {
   }
 
   // Takes `count` elements of `element_bytes` from the decode budget (kDecodeExpansion) before they are built;
-  // false (and failed, INVALID_REQUEST) when they would exceed what is left of it.
-  bool charge_decoded(std::string_view field, size_t count, size_t element_bytes);
+  // false (and failed, INVALID_REQUEST) when they would exceed what is left of it. Every array decoded is charged:
+  // a charge that fits is taken here, inline (both factors below 2^32: their product cannot wrap).
+  bool charge_decoded(std::string_view field, size_t count, size_t element_bytes) {
+    if (ok() && count <= UINT32_MAX && element_bytes <= UINT32_MAX && count * element_bytes <= decode_budget_)
+        [[likely]] {
+      decode_budget_ -= count * element_bytes;
+      return true;
+    }
+    return charge_decoded_slow(field, count, element_bytes);
+  }
   // What is left of it: a Reader over a tagged field's bytes continues its parent's budget.
   size_t decode_budget() const { return decode_budget_; }
   void set_decode_budget(size_t bytes) { decode_budget_ = bytes; }
@@ -179,6 +190,7 @@ class Reader {
   }
   uint32_t read_long_uvarint(std::string_view field);
   std::vector<TaggedField> read_tagged_field_block(std::string_view where);
+  bool charge_decoded_slow(std::string_view field, size_t count, size_t element_bytes);
   // A classic or compact length: -1 for null, else checked against `max` and the remaining bytes. A length that
   // passes both checks, in one byte when compact (nearly every string, array and records field, and the request
   // header's classic client id), is read here, inline.
