@@ -1,11 +1,14 @@
 // Request and response headers (v1/v2, v0/v1, the ApiVersions exception) and frames read from a Stream.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "core/protocol/error_codes.h"
 #include "core/protocol/header.h"
+#include "core/protocol/wire.h"
 #include "tests/core/protocol/golden_frames.h"
 #include "tests/core/protocol/protocol_test_util.h"
 
@@ -107,6 +110,53 @@ TEST(Header, ResponseHeaderVersions) {
   ASSERT_TRUE(corr.ok());
   EXPECT_EQ(*corr, 9);
   EXPECT_EQ(body.size(), 1u);
+}
+
+TEST(Header, OverlongClientIdFails) {
+  Bytes out;
+  const Status s = encode_request_header({ApiKey::kMetadata, 9, 1, std::string(kMaxStringBytes + 1, 'c')}, &out);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("client_id"), std::string::npos) << s.message();
+}
+
+// The frame begin_frame, encode_request_header and end_frame build for `header` and a body of `body_bytes` sent
+// after it.
+Bytes request_frame_head(const RequestHeader& header, size_t body_bytes) {
+  Bytes out;
+  const size_t begin = begin_frame(&out);
+  EXPECT_TRUE(encode_request_header(header, &out).ok());
+  end_frame(&out, begin, body_bytes);
+  return out;
+}
+
+// A head goes at the end of the room, right before the body; the bytes before it stay as they were.
+TEST(Frame, RequestHeadInTheRoomBeforeTheBody) {
+  for (const RequestHeader& header : {RequestHeader{ApiKey::kMetadata, 9, 7, "client"},  // v2: tagged fields
+                                      RequestHeader{ApiKey::kMetadata, 8, -1, ""},        // v1
+                                      RequestHeader{ApiKey::kProduce, 11, 3, std::nullopt}}) {
+    const Bytes expected = request_frame_head(header, 300);
+    Bytes room(expected.size() + 3, 0xee);
+    const size_t from = put_request_frame_head(
+        {header.api_key, header.api_version, header.correlation_id, header.client_id}, 300, room);
+    EXPECT_EQ(from, 3u);
+    EXPECT_EQ(room, concat(std::array<ByteView, 2>{hex("eeeeee"), expected}));
+  }
+  Bytes exact(request_frame_head({ApiKey::kFetch, 17, 1, "c"}, 0).size());
+  EXPECT_EQ(put_request_frame_head({ApiKey::kFetch, 17, 1, "c"}, 0, exact), 0u);
+  EXPECT_EQ(exact, hex("0000000c | 0001 0011 00000001 0001 63 00"));
+}
+
+TEST(Frame, ResponseHeadInTheRoomBeforeTheBody) {
+  Bytes room(kResponseHeadRoom, 0xee);
+  EXPECT_EQ(put_response_frame_head(ApiKey::kMetadata, 9, 5, 2, room), 0u);  // header v1: the room exactly
+  EXPECT_EQ(room, hex("00000007 00000005 00"));
+  room.assign(kResponseHeadRoom, 0xee);
+  EXPECT_EQ(put_response_frame_head(ApiKey::kMetadata, 8, 5, 2, room), 1u);
+  EXPECT_EQ(room, hex("ee 00000006 00000005"));
+  room.assign(kResponseHeadRoom, 0xee);
+  EXPECT_EQ(put_response_frame_head(ApiKey::kApiVersions, 3, -2, 0, room), 1u);  // always v0 (pitfall 1)
+  EXPECT_EQ(room, hex("ee 00000004 fffffffe"));
 }
 
 TEST(Frame, EncodeFrameAndInPlace) {

@@ -139,6 +139,45 @@ TEST(WireWriter, StringsClassicAndCompact) {
   EXPECT_EQ(r.remaining(), 0u);
 }
 
+// A compact length below 127 is one byte, written inline when it fits the window; 127 and above take two.
+TEST(WireWriter, CompactLengthsAtTheOneByteBoundary) {
+  const std::string s126(126, 'a');
+  const std::string s127(127, 'b');
+  const Bytes out = written([&](Writer& w) {
+    w.put_string("a", s126, true);
+    w.put_string("b", s127, true);
+    w.put_array_length("c", 126, true);
+    w.put_array_length("d", 127, true);
+  });
+  ASSERT_EQ(out.size(), 1 + 126 + 2 + 127 + 1 + 2);
+  EXPECT_EQ(out[0], 0x7f);
+  EXPECT_EQ(Bytes(out.begin() + 127, out.begin() + 129), hex("8001"));
+  EXPECT_EQ(Bytes(out.end() - 3, out.end()), hex("7f 8001"));
+  Reader r(out);
+  EXPECT_EQ(r.read_string("a", true), s126);
+  EXPECT_EQ(r.read_string("b", true), s127);
+  EXPECT_EQ(r.read_uvarint("c"), 127u);
+  EXPECT_EQ(r.read_uvarint("d"), 128u);
+  EXPECT_TRUE(r.ok());
+}
+
+// Strings and counts at the end of the window: one that fits exactly stays in it, one a byte longer grows it.
+TEST(WireWriter, CompactFieldsAtTheEndOfTheWindow) {
+  for (const size_t before : {250, 251}) {  // the first window is the 256 bytes reserved
+    Bytes out;
+    out.reserve(256);
+    {
+      Writer w(&out);
+      w.put_raw(Bytes(before, 0x00));
+      w.put_string("name", "xyzab", true);  // 6 bytes
+      w.put_string("next", "c", true);
+      w.put_array_length("count", 3, true);
+    }
+    ASSERT_EQ(out.size(), before + 6 + 2 + 1);
+    EXPECT_EQ(Bytes(out.begin() + static_cast<std::ptrdiff_t>(before), out.end()), hex("06 78797a6162 | 02 63 | 04"));
+  }
+}
+
 TEST(WireReader, MalformedStrings) {
   expect_fails("ffff", "host", [](Reader& r, auto f) { r.read_string(f, false); });  // null, not nullable
   expect_fails("fffe", "client_id", [](Reader& r, auto f) { r.read_nullable_string(f, false); });
