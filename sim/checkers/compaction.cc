@@ -54,7 +54,9 @@ std::pair<int64_t, int64_t> coverage(const Operation& read) {
   // result_offset: past the last whole batch returned (empty and control batches included), -1 when none came back.
   if (!read.records.empty()) return {read.offset, std::max(read.records.back().offset + 1, read.result_offset)};
   if (read.result_offset >= 0) return {read.offset, std::max(read.offset, read.result_offset)};
-  return {read.offset, std::max(read.offset, read.high_watermark)};
+  // An answer without a batch vouches for nothing, even below the high watermark: past the first partition with
+  // data, a fetch leaves out a partition whose first batch would overflow the response's max bytes, as Kafka does.
+  return {read.offset, read.offset};
 }
 
 // Whether a later record of the key was in the log when the read was served (below its high watermark), so that
