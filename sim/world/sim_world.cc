@@ -62,11 +62,11 @@ uint32_t SimWorld::add_event(Instant at, NodeId node, EventKind kind) {
   return slot;
 }
 
-void SimWorld::free_slot(uint32_t slot) {
+void SimWorld::free_slot(uint32_t slot, bool keep_action) {
   Slot& event = slots_[slot];
   SLUICE_ASSERT(event.sequence != 0);
   event.sequence = 0;
-  event.action.reset();
+  if (!keep_action) event.action.reset();
   free_slots_.push_back(slot);
   SLUICE_ASSERT(live_events_ > 0);
   --live_events_;
@@ -236,13 +236,8 @@ void SimWorld::run_next_event(const HeapEntry entry) {
     }
   }
   const EventKind kind = slot.kind;
-  // Freed before the action runs, so that the events it schedules reuse the slot as they always did; the action
-  // itself stays in the slot until run_once moves it out, before anything can reuse the slot.
-  SLUICE_ASSERT(slot.sequence != 0);
-  slot.sequence = 0;
-  free_slots_.push_back(entry.slot());
-  SLUICE_ASSERT(live_events_ > 0);
-  --live_events_;
+  // Freed before the action runs, so that the events it schedules reuse the slot as they always did.
+  free_slot(entry.slot(), /*keep_action=*/true);
   SLUICE_ASSERT(entry.at >= now_);
   now_ = entry.at;
   ++events_run_;

@@ -143,7 +143,9 @@ class SimWorld {
   // The earliest pending event's heap entry, after dropping cancelled ones from the top; null when none. Events a
   // resumed node kept waiting come first (resumed_).
   const HeapEntry* next_event();
-  void free_slot(uint32_t slot);
+  // Frees an event's slot for the events scheduled next, destroying its action unless `keep_action` (run_next_event
+  // runs the action from the slot, which moves it out before anything can reuse the slot).
+  void free_slot(uint32_t slot, bool keep_action = false);
   bool live(const HeapEntry& entry) const { return slots_[entry.slot()].sequence == entry.sequence(); }
   size_t waiting_entries() const;
 
